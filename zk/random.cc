@@ -1,0 +1,75 @@
+#include "zk/random.h"
+
+#include <cassert>
+
+namespace zk {
+
+uint64_t splitmix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t fnv1a(std::string_view bytes, uint64_t h) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+Prng::Prng(uint64_t seed) : seed_(seed) {
+  uint64_t st = seed;
+  for (uint64_t& w : s_) w = splitmix64(&st);
+}
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t Prng::next() {
+  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+uint64_t Prng::below(uint64_t bound) {
+  assert(bound > 0);
+  // Lemire: multiply into 128 bits, reject the biased low region.
+  unsigned __int128 m = static_cast<unsigned __int128>(next()) * bound;
+  uint64_t low = static_cast<uint64_t>(m);
+  if (low < bound) {
+    const uint64_t threshold = (0 - bound) % bound;
+    while (low < threshold) {
+      m = static_cast<unsigned __int128>(next()) * bound;
+      low = static_cast<uint64_t>(m);
+    }
+  }
+  return static_cast<uint64_t>(m >> 64);
+}
+
+int64_t Prng::between(int64_t lo, int64_t hi) {
+  assert(lo <= hi);
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  if (span == UINT64_MAX) return static_cast<int64_t>(next());
+  return static_cast<int64_t>(static_cast<uint64_t>(lo) + below(span + 1));
+}
+
+bool Prng::chance(uint64_t num, uint64_t den) {
+  assert(den > 0);
+  if (num == 0) return false;
+  if (num >= den) return true;
+  return below(den) < num;
+}
+
+Prng Prng::split(std::string_view label) const {
+  uint64_t st = seed_ ^ fnv1a(label);
+  return Prng(splitmix64(&st));
+}
+
+}  // namespace zk

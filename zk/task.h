@@ -1,0 +1,229 @@
+// lockstep contract: the coroutine task type, the executor seam, and cancellation.
+//
+// Task<T> is a lazy, move-only coroutine. Creating one runs nothing; `co_await task` starts it
+// and suspends the awaiter until it finishes (symmetric transfer both ways, so deep chains of
+// tasks do not grow the stack). A task is awaited at most once. Root tasks are started with
+// Context::spawn; every task awaited from a root shares the root's TaskContext, which carries
+// its cancellation state and its identity for logs.
+//
+// Where coroutines resume: always on the executor of the context that spawned the root. A
+// completed operation, a fired watch or an expired timer never resumes a coroutine inline; it
+// calls Executor::schedule, and the executor resumes it later (the simulator makes that a
+// scheduling choice, so a caller and a watch handler of one client interleave under the
+// scheduler's control; the real client resumes it on the client's one event-loop thread).
+//
+// Cancellation is explicit and delivered once: TaskHandle::cancel() makes the await the task is
+// suspended in (or, if it is running, its next cancellable await) complete with
+// Error::kCancelled. Later awaits run normally, so a cancelled recipe can still clean up.
+//
+// Exceptions are not part of the contract: a coroutine that lets one escape terminates the
+// process with a message (recipes report failures as Error values).
+#pragma once
+
+#include <cassert>
+#include <coroutine>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "zk/types.h"
+
+namespace zk {
+
+using TimerId = uint64_t;
+
+// Something that wants a call at a point in time (a sleep, a watch wait with a deadline).
+class TimerCallback {
+ public:
+  virtual void on_timer() = 0;
+
+ protected:
+  ~TimerCallback() = default;
+};
+
+// The executor seam: the one place where coroutines of a client are resumed and timers kept.
+// Implemented by the simulator (virtual time, scheduler choices) and by the real client (one
+// event-loop thread). Single-threaded: every method is called on the executor's own thread.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual Time now() const = 0;
+  // Resumes `h` later, on this executor, at the current time.
+  virtual void schedule(std::coroutine_handle<> h) = 0;
+  // Calls cb->on_timer() on this executor at `at` (or as soon after as possible) unless
+  // cancelled first. Returns a nonzero id.
+  virtual TimerId start_timer(Time at, TimerCallback* cb) = 0;
+  // Cancels a timer that has not fired. Cancelling a fired or unknown id is a no-op.
+  virtual void cancel_timer(TimerId id) = 0;
+};
+
+// An await point that can be cancelled: while a task is suspended in one, the task's context
+// points at it.
+class Cancellable {
+ public:
+  virtual void on_cancel() = 0;
+
+ protected:
+  ~Cancellable() = default;
+};
+
+// Per-root-task state shared by every task the root awaits.
+struct TaskContext {
+  uint32_t id = 0;   // unique within its Context, in spawn order
+  std::string name;  // for logs and traces ("caller", "watch-handler", ...)
+  Executor* executor = nullptr;
+  bool cancel_pending = false;          // cancel() arrived while not suspended
+  Cancellable* suspended_on = nullptr;  // the cancellable await the task sits in, if any
+  Zxid woken_by;  // the transaction whose watch event last woke this task (herd)
+
+  // Delivers one cancellation (see the header comment).
+  void cancel() {
+    if (suspended_on != nullptr) {
+      Cancellable* c = suspended_on;
+      suspended_on = nullptr;
+      c->on_cancel();
+    } else {
+      cancel_pending = true;
+    }
+  }
+  // Consumes a pending cancellation, if any.
+  bool take_cancel() { return std::exchange(cancel_pending, false); }
+};
+
+namespace detail {
+
+[[noreturn]] inline void escaped_exception() {
+  std::fputs("lockstep: an exception escaped a coroutine; recipes must return errors\n", stderr);
+  std::abort();
+}
+
+struct PromiseBase {
+  TaskContext* ctx = nullptr;
+  std::coroutine_handle<> continuation;  // null for a root task
+  void (*on_root_done)(void* arg) = nullptr;
+  void* on_root_done_arg = nullptr;
+
+  std::suspend_always initial_suspend() noexcept { return {}; }
+  void unhandled_exception() noexcept { escaped_exception(); }
+
+  struct FinalAwaiter {
+    bool await_ready() noexcept { return false; }
+    template <class P>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
+      PromiseBase& p = h.promise();
+      if (p.continuation) return p.continuation;
+      if (p.on_root_done != nullptr) p.on_root_done(p.on_root_done_arg);
+      return std::noop_coroutine();
+    }
+    void await_resume() noexcept {}
+  };
+  FinalAwaiter final_suspend() noexcept { return {}; }
+};
+
+}  // namespace detail
+
+template <class T = void>
+class [[nodiscard]] Task;
+
+namespace detail {
+
+template <class T>
+struct TaskPromise : PromiseBase {
+  std::optional<T> value;
+  Task<T> get_return_object() noexcept;
+  template <class U>
+  void return_value(U&& v) {
+    value.emplace(std::forward<U>(v));
+  }
+  T take() { return std::move(*value); }
+};
+
+template <>
+struct TaskPromise<void> : PromiseBase {
+  Task<void> get_return_object() noexcept;
+  void return_void() noexcept {}
+  void take() {}
+};
+
+}  // namespace detail
+
+template <class T>
+class [[nodiscard]] Task {
+ public:
+  using promise_type = detail::TaskPromise<T>;
+  using Handle = std::coroutine_handle<promise_type>;
+
+  Task() = default;
+  explicit Task(Handle h) : h_(h) {}
+  Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+  Task& operator=(Task&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, {});
+    }
+    return *this;
+  }
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+  ~Task() { reset(); }
+
+  bool valid() const { return static_cast<bool>(h_); }
+
+  struct Awaiter {
+    Handle child;
+    bool await_ready() const noexcept { return false; }
+    template <class P>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<P> parent) noexcept {
+      child.promise().ctx = parent.promise().ctx;
+      child.promise().continuation = parent;
+      return child;
+    }
+    T await_resume() { return child.promise().take(); }
+  };
+
+  // REQUIRES: valid(); the task has not been awaited before.
+  Awaiter operator co_await() && {
+    assert(h_ && !h_.done());
+    return Awaiter{h_};
+  }
+
+  // For executors that start root tasks: releases ownership of the coroutine frame.
+  Handle release() { return std::exchange(h_, {}); }
+
+ private:
+  void reset() {
+    if (h_) h_.destroy();
+    h_ = {};
+  }
+  Handle h_;
+};
+
+namespace detail {
+template <class T>
+Task<T> TaskPromise<T>::get_return_object() noexcept {
+  return Task<T>(std::coroutine_handle<TaskPromise<T>>::from_promise(*this));
+}
+inline Task<void> TaskPromise<void>::get_return_object() noexcept {
+  return Task<void>(std::coroutine_handle<TaskPromise<void>>::from_promise(*this));
+}
+}  // namespace detail
+
+// Awaitable that yields the current task's context (for primitives that need it before they
+// suspend). `TaskContext* ctx = co_await current_task();`
+struct CurrentTask {
+  TaskContext* ctx = nullptr;
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> h) noexcept {
+    ctx = h.promise().ctx;
+    return false;
+  }
+  TaskContext* await_resume() const noexcept { return ctx; }
+};
+inline CurrentTask current_task() { return {}; }
+
+}  // namespace zk
