@@ -1,0 +1,234 @@
+// lockstep simulator: the public surface of the deterministic fake ZooKeeper.
+//
+// A World is one simulated run: an ensemble of 1 (standalone) or more servers, any number of
+// clients (each a zk::Session with its own zk::Context), virtual time, one event queue ordered
+// by (time, insertion number), and one scheduler whose choose() every nondeterministic decision
+// goes through. Same WorldOptions, same clients, same faults, same coroutines => same event log,
+// byte for byte (EventLog::hash()).
+//
+// Ownership and threads: the World owns its clients, servers and every coroutine frame spawned
+// on a client's context. Single-threaded; nothing here uses a wall clock, a thread or an
+// unseeded random source. There are no globals: two Worlds never share state.
+//
+// Faults are data (Fault): a test or a generated scenario schedules them with inject(). Every
+// fault, choice and message is written to the event log.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zk/random.h"
+#include "zk/session.h"
+#include "zk/types.h"
+
+namespace lockstep::sim {
+
+using zk::Duration;
+using zk::Time;
+
+// ---------------------------------------------------------------------------------------------
+// Choices. Every nondeterministic decision of a run is one call of Scheduler::choose(kind, n),
+// answered by the Strategy. Decisions with n == 1 are not asked and not recorded.
+enum class ChoiceKind : uint8_t {
+  kNextEvent,         // which of the events due at the current instant runs first
+  kLatency,           // a message's network latency, as a bucket in [0, latency_buckets)
+  kAmbiguousOutcome,  // on a connection loss: 1 = an in-flight request reaches the server
+  kPingPhase,         // how long before a heartbeat stopped its last ping went out
+  kServer,            // which server a (re)connecting client picks
+  kChildOrder,        // salt of a parent's hash-set child order (drawn once per world)
+  kCount,
+};
+const char* to_string(ChoiceKind k);
+
+struct Decision {
+  ChoiceKind kind;
+  uint32_t n;       // number of options
+  uint32_t chosen;  // in [0, n)
+  bool operator==(const Decision&) const = default;
+};
+
+// Plug-in point for search strategies (seeded random, PCT, exhaustive, replay).
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // REQUIRES: n >= 2. Returns a value in [0, n).
+  virtual uint32_t choose(ChoiceKind kind, uint32_t n) = 0;
+  virtual std::string name() const = 0;
+};
+
+// Seeded random choices, one independent PRNG stream per ChoiceKind (STYLE rule 2).
+std::unique_ptr<Strategy> make_random_strategy(uint64_t seed);
+// Replays a recorded decision list. A request that does not match the next recorded decision
+// (other kind or n) is a divergence: diverged() turns true and the strategy answers 0 from then.
+std::unique_ptr<Strategy> make_replay_strategy(std::vector<Decision> decisions);
+
+// ---------------------------------------------------------------------------------------------
+// Event log: every message, reply, watch event, session event, fault and decision of a run.
+// The hash covers every event whether or not text lines are kept.
+struct LoggedEvent {
+  uint64_t index;  // 0, 1, 2, ...
+  Time at;
+  uint32_t client;   // 0 for the servers / the world
+  std::string kind;  // "send", "reply", "watch", "session", "fault", "apply", "expire", ...
+  std::string text;  // one human-readable line of details
+};
+
+class EventLog {
+ public:
+  uint64_t hash() const { return hash_; }
+  uint64_t size() const { return count_; }
+  bool recording() const { return record_; }
+  const std::vector<LoggedEvent>& events() const { return events_; }
+  // "t=0.001200 c2 send create /lock/_c_..-lock- ephemeral-sequential", one per line.
+  std::string to_text() const;
+
+  // For the simulator (and workloads that add their own events, e.g. resource enter/leave).
+  void add(Time at, uint32_t client, std::string_view kind, std::string_view text);
+  void set_recording(bool on) { record_ = on; }
+
+ private:
+  uint64_t hash_ = 1469598103934665603ull;
+  uint64_t count_ = 0;
+  bool record_ = true;
+  std::vector<LoggedEvent> events_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Faults, as data. `at` is virtual time; `client` / `server` are 1-based indexes.
+enum class FaultKind : uint8_t {
+  kConnectionLoss,   // cut the client's connection now: every pending request fails with
+                     // kConnectionLoss on the client; each in-flight request independently may
+                     // or may not reach the server (ChoiceKind::kAmbiguousOutcome); replies in
+                     // flight are lost. The client reconnects (same session) after a short delay.
+  kLoseNextReply,    // the client's next mutating request (create/delete/set) is applied on the
+                     // server, then the connection drops before its reply arrives: the ambiguous
+                     // create / the lost delete reply, made certain.
+  kExpireSession,    // the server expires the client's session now (ephemerals deleted, others'
+                     // watches fire); the client learns when it next reaches a server.
+  kAbandonSession,   // the client library gives up the session on its own timer: the client sees
+                     // kExpired now while the server keeps the old session until it times out.
+  kPause,            // the client process stops for `duration`: no code runs, no heartbeats
+                     // (a GC pause). Events for it wait until it resumes.
+  kPartition,        // the client cannot reach any server for `duration`, then heals.
+  kDelay,            // every message to or from the client takes `extra` longer, for `duration`.
+  kLaggingFollower,  // server `server` applies committed writes `extra` late, for `duration`.
+  kServerRestart,    // server `server` goes down for `duration`, then restarts; its clients are
+                     // disconnected; no session expires while it is down (timers restart).
+  kCancel,           // cancel the client's root task named `name` at its current await point.
+  kForeignChild,     // an outside session creates persistent node `name` (a full path).
+  kCrash,            // the client process dies for good: no more code, heartbeats or requests;
+                     // the server expires its session after the timeout (S9).
+  kCloseSession,     // the client closes its session cleanly now (ephemerals deleted at once).
+};
+const char* to_string(FaultKind k);
+
+struct Fault {
+  FaultKind kind = FaultKind::kConnectionLoss;
+  Time at{};
+  uint32_t client = 0;
+  uint32_t server = 0;
+  Duration duration{};
+  Duration extra{};
+  std::string name;
+};
+std::string describe(const Fault& f);
+
+// ---------------------------------------------------------------------------------------------
+struct WorldOptions {
+  uint64_t seed = 1;
+  uint32_t servers = 1;                          // 1 = standalone, 3 = an ensemble (server 1 leads)
+  Duration tick = zk::milliseconds(100);         // the server's tickTime
+  Duration latency_min = zk::microseconds(100);  // one-way network latency range
+  Duration latency_max = zk::microseconds(900);
+  uint32_t latency_buckets = 4;  // latency is chosen among this many evenly spaced values
+  Duration reconnect_delay = zk::milliseconds(10);  // client back-off before a reconnect try
+  size_t packet_limit_bytes = 1 << 20;  // jute.maxbuffer: a larger request drops the connection
+  bool java_reply_limit = false;        // model Java clients: a reply over the limit is lost
+  bool record_log = true;               // keep text lines (the hash is always computed)
+};
+
+struct ClientOptions {
+  std::string name;                           // default "c<index>"
+  Duration session_timeout = zk::seconds(1);  // negotiated within [2, 20] ticks
+  // Model a client library (Curator-like) that declares the session expired on its own timer
+  // after being disconnected for the session timeout, while the server may still hold it.
+  bool local_session_expiry = false;
+  uint32_t server = 0;  // 0 = let the scheduler pick
+};
+
+// Watch-notification accounting for the herd effect, per delete transaction (a release).
+struct HerdRecord {
+  zk::Zxid zxid;
+  std::string path;              // the deleted node
+  uint32_t notifications = 0;    // watch events this delete delivered to clients
+  uint32_t requests_caused = 0;  // requests those clients sent before they waited again
+};
+
+struct NodeView {
+  std::string path;
+  std::string data;
+  zk::Stat stat;
+  std::vector<std::string> children;  // sorted by name (inspection only)
+};
+
+class World;
+
+// A simulated client process: a zk::Session plus simulator-only introspection.
+class Client : public zk::Session {
+ public:
+  virtual uint32_t index() const = 0;
+  virtual const std::string& name() const = 0;
+  virtual bool crashed() const = 0;
+  virtual bool paused() const = 0;
+  virtual uint64_t requests_sent() const = 0;
+  // Replaces an expired or closed session with a new one on the same client process (the
+  // application's "new handle"). Spawned tasks keep running on the same context.
+  virtual void reopen() = 0;
+};
+
+class World {
+ public:
+  explicit World(WorldOptions options, std::unique_ptr<Strategy> strategy = nullptr);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  const WorldOptions& options() const;
+
+  // Adds a client process and starts connecting its session (connection completes in virtual
+  // time; operations issued before that are queued, as in the C client).
+  Client& add_client(ClientOptions options = {});
+  Client& client(uint32_t index);  // 1-based
+  uint32_t client_count() const;
+
+  void inject(Fault fault);  // REQUIRES: fault.at >= now()
+
+  Time now() const;
+  bool step();             // runs one event; false when the queue is empty
+  void run_until(Time t);  // runs every event due at or before t; now() becomes t
+  void run_for(Duration d);
+  // Runs until nothing is queued or `limit`; true when it went idle first.
+  bool run_until_idle(Time limit);
+  uint64_t events_executed() const;
+
+  // Inspection of the leader's data tree, without the network.
+  std::optional<NodeView> node(std::string_view path) const;
+  bool session_alive(zk::SessionId id) const;  // does the server still hold this session?
+  // Sets the next sequence number a parent will hand out (to test the signed wrap).
+  void set_sequence_counter(std::string_view parent, int32_t next);
+
+  EventLog& log();
+  const std::vector<Decision>& decisions() const;
+  const std::vector<HerdRecord>& herd() const;
+  uint64_t requests_total() const;  // requests every client sent
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockstep::sim
