@@ -1,0 +1,81 @@
+// lockstep recipes: the one interface every lock recipe presents to workloads and tests.
+//
+// A Lock is one client's handle on one lock recipe instance (a mutex, one side of a read/write
+// lock, a semaphore lease, or a candidacy in a leader election), bound to one zk::Session. It is
+// written only against the contract (zk/): the same code runs in the simulator and on the real
+// ZooKeeper client. All methods are called, and all coroutines resume, on the session's context's
+// executor; a Lock is not thread-safe and is used by one task at a time (re-entrant acquire by
+// the same holder is the exception the mutex documents).
+//
+// Safety is reported, not assumed: a holder learns that its lock is no longer safe to use
+// through state() / holds() and through lost(), which completes when the grant is suspended
+// (connection lost: the lock may still be ours, but we cannot know) or lost (session expired,
+// or the lock node is gone). A protected resource must check the fencing token, because a
+// paused holder can act on a belief its session no longer backs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "zk/context.h"
+#include "zk/error.h"
+#include "zk/session.h"
+#include "zk/types.h"
+
+namespace lockstep::recipes {
+
+enum class LockState : uint8_t {
+  kIdle,       // not held, not trying
+  kAcquiring,  // acquire() in progress
+  kHeld,       // granted and, as far as this client knows, still ours
+  kSuspended,  // granted, but the connection is lost: not safe to act on until reconnected
+  kLost,       // granted, then lost (session expired or node gone): never safe again
+};
+const char* to_string(LockState s);
+
+// What a successful acquire returns.
+struct Grant {
+  // Monotonically increasing per grant of this lock (the lock node's czxid): a protected
+  // resource rejects a token lower than one it has already accepted.
+  int64_t fencing_token = 0;
+  std::string node;      // the full path of the node that represents the grant
+  uint32_t hold_count = 1;  // re-entrant depth after this acquire (1 for a fresh grant)
+};
+
+enum class Role : uint8_t { kExclusive, kRead, kWrite };
+
+struct LockOptions {
+  std::string path;          // the lock's directory (e.g. "/locks/orders"); created if missing
+  Role role = Role::kExclusive;  // kRead / kWrite for read/write locks
+  uint32_t max_leases = 1;   // semaphores: how many holders at once
+  std::string client_name;   // for node names and logs ("c3")
+};
+
+class Lock {
+ public:
+  virtual ~Lock() = default;
+
+  // Acquires, waiting until `deadline` at the latest. Errors: kOperationTimeout (deadline
+  // passed; the recipe has removed its own node), kCancelled (the task was cancelled; node
+  // removed), kSessionExpired / kInvalidState (the session died), kConnectionLoss only if the
+  // recipe could not recover. On success the grant carries the fencing token.
+  virtual zk::Task<zk::Result<Grant>> acquire(zk::Time deadline = zk::kNever) = 0;
+
+  // Releases one hold. The last release deletes the recipe's node; a connection loss during
+  // that delete is retried until done or the session is gone — the node is never forgotten.
+  // Errors: kNothing when the caller does not hold the lock (release by a non-owner).
+  virtual zk::Task<zk::Status> release() = 0;
+
+  virtual LockState state() const = 0;
+  bool holds() const { return state() == LockState::kHeld; }
+
+  // Completes (kOk) at the next transition of a held lock to kSuspended or kLost, or at once
+  // when it is already in one of those states.
+  virtual zk::Task<zk::Status> lost() = 0;
+
+  // The recipe's name in the registry ("fair-mutex", ...).
+  virtual std::string name() const = 0;
+};
+
+}  // namespace lockstep::recipes
