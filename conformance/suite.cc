@@ -1,0 +1,45 @@
+// The conformance suite's fixture; the test bodies are in suite_*.cc.
+#include "conformance/suite.h"
+
+#include <cctype>
+
+namespace lockstep::conformance {
+
+const char* to_string(Feature f) {
+  switch (f) {
+    case Feature::kSetSequenceCounter: return "set_sequence_counter";
+  }
+  return "?";
+}
+
+void ConformanceTest::SetUp() {
+  backend_ = GetParam().make();
+  ASSERT_NE(backend_, nullptr) << "factory " << GetParam().name << " made no backend";
+}
+
+void ConformanceTest::TearDown() { backend_.reset(); }
+
+zk::Session& ConformanceTest::open() { return open(kSessionTimeout); }
+
+zk::Session& ConformanceTest::open(zk::Duration session_timeout) {
+  return backend_->open(session_timeout);
+}
+
+void ConformanceTest::run(zk::Session& on, zk::Task<void> body, zk::Duration limit) {
+  const bool finished = backend_->run(on, std::move(body), limit);
+  EXPECT_TRUE(finished) << "the test body did not finish within " << zk::to_string(limit)
+                        << " on backend " << backend_->name();
+}
+
+std::string factory_test_name(const ::testing::TestParamInfo<BackendFactory>& info) {
+  std::string out;
+  for (char c : info.param.name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+}  // namespace lockstep::conformance
+
+namespace lockstep::conformance {
+// Each suite_*.cc defines one of these; calling them pulls its TEST_P registrations in.
+void link_conformance_suite() {}
+}  // namespace lockstep::conformance

@@ -1,0 +1,103 @@
+// lockstep conformance: the client-observable rules of ZooKeeper (DESIGN §2), as one gtest suite
+// parameterized by a Backend.
+//
+// The suite's test bodies live in the library `lockstep_conformance` (suite*.cc); a backend
+// instantiates them with
+//
+//   LOCKSTEP_INSTANTIATE_CONFORMANCE(Sim, lockstep::conformance::BackendFactory{"sim", make});
+//
+// in its own test executable (see conformance/sim_conformance_test.cc; real/ does the same
+// with the real server). Test names read `Sim/ConformanceTest.SequentialSuffixIsTenDigits/sim`.
+//
+// Every test gets a fresh Backend from the factory (SetUp) and drops it in TearDown. Bodies are
+// free coroutine functions that take sessions by pointer and strings by value (nothing refers
+// to the TEST_P's stack across a suspension). Inside a body, gtest's ASSERT_* cannot be used
+// (they `return`, a coroutine must `co_return`): use EXPECT_* and the CO_ASSERT_* macros below.
+// A feature-gated test skips itself with GTEST_SKIP naming the missing Feature; no other test
+// skips anything.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "conformance/backend.h"
+#include "zk/error.h"
+#include "zk/session.h"
+#include "zk/task.h"
+#include "zk/types.h"
+
+namespace zk {
+// Readable gtest messages for the contract's enums (found by argument-dependent lookup).
+inline void PrintTo(Error e, std::ostream* os) { *os << error_name(e); }
+inline void PrintTo(EventType t, std::ostream* os) { *os << to_string(t); }
+inline void PrintTo(SessionState s, std::ostream* os) { *os << to_string(s); }
+}  // namespace zk
+
+namespace lockstep::conformance {
+
+class ConformanceTest : public ::testing::TestWithParam<BackendFactory> {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  Backend& backend() { return *backend_; }
+  // A new connected session (Backend::open) with the suite's default timeout.
+  zk::Session& open();
+  zk::Session& open(zk::Duration session_timeout);
+  // Runs `body` on `on`; a body that does not finish within `limit` is a test failure.
+  void run(zk::Session& on, zk::Task<void> body, zk::Duration limit = kRunLimit);
+
+  // Generous: reached only when a test is broken (virtual time on the simulator).
+  static constexpr zk::Duration kRunLimit = zk::seconds(60);
+  static constexpr zk::Duration kSessionTimeout = zk::seconds(4);
+
+ private:
+  std::unique_ptr<Backend> backend_;
+};
+
+// Names instantiations after the factory.
+std::string factory_test_name(const ::testing::TestParamInfo<BackendFactory>& info);
+
+// Referenced by LOCKSTEP_INSTANTIATE_CONFORMANCE so that the linker keeps every object file of
+// the static library that holds TEST_P registrations.
+void link_conformance_suite();
+
+}  // namespace lockstep::conformance
+
+// Instantiates the whole suite for the given BackendFactory values. Use at namespace scope.
+#define LOCKSTEP_INSTANTIATE_CONFORMANCE(prefix, ...)                               \
+  namespace lockstep::conformance {                                                 \
+  [[maybe_unused]] static const bool lockstep_conformance_linked_##prefix =         \
+      (::lockstep::conformance::link_conformance_suite(), true);                    \
+  INSTANTIATE_TEST_SUITE_P(prefix, ConformanceTest, ::testing::Values(__VA_ARGS__), \
+                           ::lockstep::conformance::factory_test_name);             \
+  }
+
+// ASSERT-like checks usable inside coroutine bodies: record a failure and end the body.
+#define CO_ASSERT_TRUE(cond)                               \
+  do {                                                     \
+    if (!(cond)) {                                         \
+      ADD_FAILURE() << "CO_ASSERT_TRUE(" #cond ") failed"; \
+      co_return;                                           \
+    }                                                      \
+  } while (0)
+
+#define CO_ASSERT_OK(result)                                                      \
+  do {                                                                            \
+    const ::zk::Error lockstep_co_err_ = (result).error;                          \
+    if (lockstep_co_err_ != ::zk::Error::kOk) {                                   \
+      ADD_FAILURE() << #result " failed: " << ::zk::error_name(lockstep_co_err_); \
+      co_return;                                                                  \
+    }                                                                             \
+  } while (0)
+
+#define CO_ASSERT_EQ(a, b)                                  \
+  do {                                                      \
+    if (!((a) == (b))) {                                    \
+      EXPECT_EQ(a, b) << "(CO_ASSERT_EQ: ending the body)"; \
+      co_return;                                            \
+    }                                                       \
+  } while (0)
