@@ -63,6 +63,9 @@ enum class Feature : uint8_t {
   // set_sequence_counter(): jump a parent's sequence counter (to test the signed 32-bit wrap
   // without 2^31 creates). Simulator only.
   kSetSequenceCounter,
+  // WatchEvent::zxid of a node event names the transaction that fired it. The C client's
+  // watcher callback does not carry a zxid, so the real backend may leave it 0.
+  kWatchEventZxid,
 };
 const char* to_string(Feature f);
 

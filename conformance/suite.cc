@@ -8,6 +8,7 @@ namespace lockstep::conformance {
 const char* to_string(Feature f) {
   switch (f) {
     case Feature::kSetSequenceCounter: return "set_sequence_counter";
+    case Feature::kWatchEventZxid: return "watch_event_zxid";
   }
   return "?";
 }
