@@ -42,5 +42,10 @@ std::string factory_test_name(const ::testing::TestParamInfo<BackendFactory>& in
 
 namespace lockstep::conformance {
 // Each suite_*.cc defines one of these; calling them pulls its TEST_P registrations in.
-void link_conformance_suite() {}
+void link_suite_tree();
+void link_suite_watch();
+void link_conformance_suite() {
+  link_suite_tree();
+  link_suite_watch();
+}
 }  // namespace lockstep::conformance

@@ -1,0 +1,517 @@
+// Conformance: the data tree — sequence numbers, child order, the error codes of the tree
+// rules, stat fields, zxid order, read-your-writes, sync and path validation (DESIGN §2).
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "conformance/suite.h"
+#include "conformance/suite_util.h"
+
+namespace lockstep::conformance {
+
+void link_suite_tree() {}
+
+namespace {
+
+using zk::CreateMode;
+using zk::Error;
+using zk::Session;
+using zk::Task;
+
+constexpr CreateMode kAllModes[] = {CreateMode::kPersistent, CreateMode::kEphemeral,
+                                    CreateMode::kPersistentSequential,
+                                    CreateMode::kEphemeralSequential};
+
+// ---- sequence numbers ----
+
+Task<void> suffix_format_body(Session* s, std::string root) {
+  const std::string prefix = child_path(root, "s-");
+  auto a = co_await s->create(prefix, "", CreateMode::kPersistentSequential);
+  CO_ASSERT_OK(a);
+  EXPECT_EQ(a.value.path, prefix + "0000000000");
+  auto b = co_await s->create(prefix, "", CreateMode::kEphemeralSequential);
+  CO_ASSERT_OK(b);
+  EXPECT_EQ(b.value.path, prefix + "0000000001");
+  // The suffix is appended to whatever the caller asked for, even an empty last component.
+  auto c = co_await s->create(root + "/", "", CreateMode::kPersistentSequential);
+  CO_ASSERT_OK(c);
+  EXPECT_EQ(c.value.path, root + "/0000000002");
+  zk::Sequence seq;
+  EXPECT_TRUE(zk::parse_sequence_suffix(sequence_suffix(b.value.path, prefix), &seq));
+  EXPECT_EQ(seq.value, 1);
+}
+
+TEST_P(ConformanceTest, SequentialSuffixIsTenDigitDecimalStartingAtZero) {
+  // Three sequential creates under a fresh parent get suffixes 0000000000, 0000000001, ...
+  // whatever the mode (persistent or ephemeral) and the requested prefix.
+  Session& s = open();
+  run(s, suffix_format_body(&s, backend().fresh_root()));
+}
+
+Task<void> counter_per_parent_body(Session* s, std::string root) {
+  const std::string p1 = child_path(root, "p1");
+  const std::string p2 = child_path(root, "p2");
+  CO_ASSERT_OK(co_await s->create(p1, "", CreateMode::kPersistent));
+  for (int i = 0; i < 3; ++i) {
+    CO_ASSERT_OK(co_await s->create(child_path(p1, "x-"), "", CreateMode::kPersistentSequential));
+  }
+  CO_ASSERT_OK(co_await s->create(p2, "", CreateMode::kPersistent));
+  auto first = co_await s->create(child_path(p2, "x-"), "", CreateMode::kPersistentSequential);
+  CO_ASSERT_OK(first);
+  EXPECT_EQ(first.value.path, child_path(p2, "x-0000000000"));
+  auto next = co_await s->create(child_path(p1, "x-"), "", CreateMode::kPersistentSequential);
+  CO_ASSERT_OK(next);
+  EXPECT_EQ(next.value.path, child_path(p1, "x-0000000003"));
+}
+
+TEST_P(ConformanceTest, EachParentHasItsOwnCounterAndANewParentStartsAtZero) {
+  // Three sequential children under p1, then the first under a new p2 gets 0 and p1 goes on at 3.
+  Session& s = open();
+  run(s, counter_per_parent_body(&s, backend().fresh_root()));
+}
+
+Task<void> counter_counts_all_creates_body(Session* a, Session* b, std::string root) {
+  CO_ASSERT_OK(co_await a->create(child_path(root, "plain"), "", CreateMode::kPersistent));
+  CO_ASSERT_OK(co_await b->create(child_path(root, "eph"), "", CreateMode::kEphemeral));
+  CO_ASSERT_OK(co_await b->create(child_path(root, "q-"), "", CreateMode::kEphemeralSequential));
+  auto r = co_await a->create(child_path(root, "s-"), "", CreateMode::kPersistentSequential);
+  CO_ASSERT_OK(r);
+  EXPECT_EQ(r.value.path, child_path(root, "s-0000000003"));
+}
+
+TEST_P(ConformanceTest, CounterCountsEveryChildCreateOfAnySession) {
+  // A persistent and an ephemeral non-sequential create and a sequential one by another session
+  // each advance the parent's counter: the next sequential create gets suffix 3.
+  Session& a = open();
+  Session& b = open();
+  run(a, counter_counts_all_creates_body(&a, &b, backend().fresh_root()));
+}
+
+Task<void> failed_creates_body(Session* a, Session* b, std::string root) {
+  const std::string x = child_path(root, "x");
+  CO_ASSERT_OK(co_await a->create(x, "", CreateMode::kPersistent));
+  EXPECT_EQ((co_await a->create(x, "", CreateMode::kPersistent)).error, Error::kNodeExists);
+  EXPECT_EQ((co_await b->create(x, "", CreateMode::kEphemeral)).error, Error::kNodeExists);
+  EXPECT_EQ((co_await a->create(x, "", CreateMode::kPersistent)).error, Error::kNodeExists);
+  auto st = co_await a->exists(root);
+  CO_ASSERT_OK(st);
+  EXPECT_EQ(st.value.cversion, 1) << "failed creates must not count in cversion";
+  auto r = co_await a->create(child_path(root, "s-"), "", CreateMode::kPersistentSequential);
+  CO_ASSERT_OK(r);
+  EXPECT_EQ(r.value.path, child_path(root, "s-0000000001"));
+}
+
+TEST_P(ConformanceTest, FailedCreatesDoNotAdvanceTheCounter) {
+  // One successful create then three kNodeExists failures: the next sequential suffix is 1.
+  Session& a = open();
+  Session& b = open();
+  run(a, failed_creates_body(&a, &b, backend().fresh_root()));
+}
+
+Task<void> deletes_body(Session* s, std::string root) {
+  const std::vector<std::string> names = {"a", "b"};
+  for (const std::string& name : names) {
+    CO_ASSERT_OK(co_await s->create(child_path(root, name), "", CreateMode::kPersistent));
+  }
+  for (const std::string& name : names) CO_ASSERT_OK(co_await s->remove(child_path(root, name)));
+  auto st = co_await s->exists(root);
+  CO_ASSERT_OK(st);
+  EXPECT_EQ(st.value.cversion, 4) << "cversion counts 2 creates and 2 deletes";
+  EXPECT_EQ(st.value.num_children, 0);
+  auto r = co_await s->create(child_path(root, "s-"), "", CreateMode::kPersistentSequential);
+  CO_ASSERT_OK(r);
+  EXPECT_EQ(r.value.path, child_path(root, "s-0000000002")) << "deletes must not advance it";
+  st = co_await s->exists(root);
+  CO_ASSERT_OK(st);
+  EXPECT_EQ(st.value.cversion, 5);
+}
+
+TEST_P(ConformanceTest, DeletesCountInCversionButNotInTheSequenceCounter) {
+  // Two creates and two deletes: the parent's cversion is 4, the next sequential suffix is 2
+  // (measured on Debian's 3.8.0 server: the two counters differ once children are deleted).
+  Session& s = open();
+  run(s, deletes_body(&s, backend().fresh_root()));
+}
+
+Task<void> wrap_body(Session* s, std::string parent) {
+  const std::string prefix = child_path(parent, "w-");
+  auto a = co_await s->create(prefix, "", CreateMode::kPersistentSequential);
+  CO_ASSERT_OK(a);
+  EXPECT_EQ(a.value.path, prefix + "2147483647");
+  auto b = co_await s->create(prefix, "", CreateMode::kEphemeralSequential);
+  CO_ASSERT_OK(b);
+  EXPECT_EQ(b.value.path, prefix + "-2147483648");
+  auto c = co_await s->create(prefix, "", CreateMode::kPersistentSequential);
+  CO_ASSERT_OK(c);
+  EXPECT_EQ(c.value.path, prefix + "-2147483647");
+  zk::Sequence seq;
+  EXPECT_TRUE(zk::parse_sequence_suffix(sequence_suffix(b.value.path, prefix), &seq));
+  EXPECT_EQ(seq.value, INT32_MIN);
+}
+
+TEST_P(ConformanceTest, SequenceCounterWrapsToNegativePastInt32Max) {
+  // With the parent's counter set to 2147483647, the next suffixes are 2147483647,
+  // -2147483648, -2147483647 (%010d of a signed 32-bit int).
+  if (!backend().supports(Feature::kSetSequenceCounter)) {
+    GTEST_SKIP() << "backend " << backend().name() << " lacks feature "
+                 << to_string(Feature::kSetSequenceCounter)
+                 << " (2^31 creates on a real server are out of reach)";
+  }
+  Session& s = open();
+  const std::string root = backend().fresh_root();
+  backend().set_sequence_counter(root, INT32_MAX);
+  run(s, wrap_body(&s, root));
+}
+
+// ---- children ----
+
+Task<void> children_order_body(Session* s, std::string root) {
+  constexpr int kChildren = 200;
+  std::vector<zk::Future<zk::Result<zk::Created>>> pending;
+  for (int i = 0; i < kChildren; ++i) {
+    pending.push_back(s->create(child_path(root, "n-"), "", CreateMode::kPersistentSequential));
+  }
+  std::vector<std::string> expected;
+  for (auto& f : pending) {
+    auto r = co_await std::move(f);
+    CO_ASSERT_OK(r);
+    expected.push_back(last_component(r.value.path));
+  }
+  auto first = co_await s->get_children(root);
+  CO_ASSERT_OK(first);
+  auto second = co_await s->get_children(root);
+  CO_ASSERT_OK(second);
+  EXPECT_EQ(sorted(first.value.names), sorted(expected));
+  EXPECT_FALSE(is_sorted_by_name(first.value.names))
+      << "200 children came back sorted: the server's order is a hash-set order";
+  EXPECT_EQ(first.value.names, second.value.names) << "the order must be stable between calls";
+  EXPECT_EQ(first.value.stat.num_children, kChildren);
+}
+
+TEST_P(ConformanceTest, GetChildrenIsUnsortedButStable) {
+  // 200 sequential children: get_children returns exactly them, not sorted by name (a sorted
+  // order by chance has probability 1/200!), and the same order twice in a row.
+  Session& s = open();
+  run(s, children_order_body(&s, backend().fresh_root()));
+}
+
+// ---- tree rules and their error codes ----
+
+Task<void> parent_must_exist_body(Session* s, std::string root) {
+  const std::string orphan = child_path(child_path(root, "missing"), "x");
+  for (CreateMode mode : kAllModes) {
+    EXPECT_EQ((co_await s->create(orphan, "", mode)).error, Error::kNoNode) << to_string(mode);
+  }
+  EXPECT_EQ(co_await barrier(s, child_path(root, "missing")), Error::kNoNode);
+}
+
+TEST_P(ConformanceTest, CreateRequiresTheParentToExist) {
+  // Creating root/missing/x in every mode fails with kNoNode and creates nothing.
+  Session& s = open();
+  run(s, parent_must_exist_body(&s, backend().fresh_root()));
+}
+
+Task<void> ephemeral_children_body(Session* s, std::string root) {
+  const std::string e = child_path(root, "e");
+  CO_ASSERT_OK(co_await s->create(e, "", CreateMode::kEphemeral));
+  for (CreateMode mode : kAllModes) {
+    EXPECT_EQ((co_await s->create(child_path(e, "c"), "", mode)).error,
+              Error::kNoChildrenForEphemerals)
+        << to_string(mode);
+  }
+  auto st = co_await s->exists(e);
+  CO_ASSERT_OK(st);
+  EXPECT_EQ(st.value.num_children, 0);
+  EXPECT_EQ(st.value.cversion, 0);
+}
+
+TEST_P(ConformanceTest, EphemeralNodesCannotHaveChildren) {
+  // Creating a child of an ephemeral node fails with kNoChildrenForEphemerals in every mode.
+  Session& s = open();
+  run(s, ephemeral_children_body(&s, backend().fresh_root()));
+}
+
+Task<void> not_empty_body(Session* s, std::string root) {
+  const std::string p = child_path(root, "p");
+  CO_ASSERT_OK(co_await s->create(p, "", CreateMode::kPersistent));
+  CO_ASSERT_OK(co_await s->create(child_path(p, "c"), "", CreateMode::kEphemeral));
+  EXPECT_EQ((co_await s->remove(p)).error, Error::kNotEmpty);
+  EXPECT_EQ((co_await s->remove(p, 0)).error, Error::kNotEmpty);
+  CO_ASSERT_OK(co_await s->exists(p));
+  CO_ASSERT_OK(co_await s->remove(child_path(p, "c")));
+  CO_ASSERT_OK(co_await s->remove(p));
+  EXPECT_EQ((co_await s->exists(p)).error, Error::kNoNode);
+}
+
+TEST_P(ConformanceTest, DeleteOfANodeWithChildrenFailsWithNotEmpty) {
+  // Deleting a parent that has a child fails with kNotEmpty (also with the right version);
+  // once the child is gone the delete succeeds.
+  Session& s = open();
+  run(s, not_empty_body(&s, backend().fresh_root()));
+}
+
+Task<void> versions_body(Session* s, std::string root) {
+  const std::string n = child_path(root, "n");
+  CO_ASSERT_OK(co_await s->create(n, "v0", CreateMode::kPersistent));
+  EXPECT_EQ((co_await s->set_data(n, "bad", 1)).error, Error::kBadVersion);
+  auto set1 = co_await s->set_data(n, "v1", 0);
+  CO_ASSERT_OK(set1);
+  EXPECT_EQ(set1.value.version, 1);
+  EXPECT_EQ((co_await s->set_data(n, "bad", 0)).error, Error::kBadVersion);
+  auto set2 = co_await s->set_data(n, "v2", zk::kAnyVersion);
+  CO_ASSERT_OK(set2);
+  EXPECT_EQ(set2.value.version, 2);
+  auto data = co_await s->get_data(n);
+  CO_ASSERT_OK(data);
+  EXPECT_EQ(data.value.data, "v2") << "a failed versioned set must not change the data";
+  EXPECT_EQ((co_await s->remove(n, 1)).error, Error::kBadVersion);
+  CO_ASSERT_OK(co_await s->exists(n));
+  CO_ASSERT_OK(co_await s->remove(n, 2));
+  EXPECT_EQ((co_await s->remove(n, 2)).error, Error::kNoNode);
+  EXPECT_EQ((co_await s->set_data(n, "x")).error, Error::kNoNode);
+}
+
+TEST_P(ConformanceTest, VersionedSetAndDeleteFailWithBadVersion) {
+  // set_data and remove with a stale version fail with kBadVersion and change nothing; with the
+  // current version (or -1) they succeed; on a missing node they fail with kNoNode.
+  Session& s = open();
+  run(s, versions_body(&s, backend().fresh_root()));
+}
+
+Task<void> node_exists_body(Session* a, Session* b, std::string root) {
+  const std::string e = child_path(root, "e");
+  auto made = co_await a->create(e, "mine", CreateMode::kEphemeral);
+  CO_ASSERT_OK(made);
+  const CreateMode plain_modes[] = {CreateMode::kPersistent, CreateMode::kEphemeral};
+  for (CreateMode mode : plain_modes) {
+    EXPECT_EQ((co_await a->create(e, "again", mode)).error, Error::kNodeExists);
+    EXPECT_EQ((co_await b->create(e, "theirs", mode)).error, Error::kNodeExists);
+  }
+  auto data = co_await b->get_data(e);
+  CO_ASSERT_OK(data);
+  EXPECT_EQ(data.value.data, "mine");
+  EXPECT_EQ(data.value.stat.ephemeral_owner, a->id());
+}
+
+TEST_P(ConformanceTest, CreatingAnExistingNodeFailsWithNodeExists) {
+  // Re-creating an existing ephemeral node, by its owner or by another session, persistent or
+  // ephemeral, fails with kNodeExists and leaves the original untouched.
+  Session& a = open();
+  Session& b = open();
+  run(a, node_exists_body(&a, &b, backend().fresh_root()));
+}
+
+Task<void> no_node_body(Session* s, std::string root) {
+  const std::string m = child_path(root, "missing");
+  EXPECT_EQ((co_await s->exists(m)).error, Error::kNoNode);
+  EXPECT_EQ((co_await s->get_data(m)).error, Error::kNoNode);
+  EXPECT_EQ((co_await s->get_children(m)).error, Error::kNoNode);
+  EXPECT_EQ((co_await s->set_data(m, "x")).error, Error::kNoNode);
+  EXPECT_EQ((co_await s->remove(m)).error, Error::kNoNode);
+  EXPECT_EQ((co_await s->remove(m, 0)).error, Error::kNoNode);
+}
+
+TEST_P(ConformanceTest, OperationsOnAMissingNodeFailWithNoNode) {
+  // exists, get_data, get_children, set_data and remove of a missing node return kNoNode.
+  Session& s = open();
+  run(s, no_node_body(&s, backend().fresh_root()));
+}
+
+Task<void> bad_paths_body(Session* s, std::string root) {
+  // Measured with the C client against Debian's 3.8.0 server: each of these is ZBADARGUMENTS.
+  const std::vector<std::string> bad = {
+      "",
+      "relative",
+      root + "/",
+      root + "//x",
+      "//x",
+      root + "/./x",
+      root + "/../x",
+      root + "/.",
+      root + "/..",
+      std::string("/a\x01", 3),
+  };
+  for (const std::string& p : bad) {
+    EXPECT_EQ((co_await s->create(p, "", CreateMode::kPersistent)).error, Error::kBadArguments)
+        << "create '" << p << "'";
+    EXPECT_EQ((co_await s->exists(p)).error, Error::kBadArguments) << "exists '" << p << "'";
+    EXPECT_EQ((co_await s->get_data(p)).error, Error::kBadArguments) << "get_data '" << p << "'";
+    EXPECT_EQ((co_await s->get_children(p)).error, Error::kBadArguments)
+        << "get_children '" << p << "'";
+    EXPECT_EQ((co_await s->remove(p)).error, Error::kBadArguments) << "remove '" << p << "'";
+    EXPECT_EQ((co_await s->set_data(p, "")).error, Error::kBadArguments)
+        << "set_data '" << p << "'";
+  }
+  auto kids = co_await s->get_children(root);
+  CO_ASSERT_OK(kids);
+  EXPECT_TRUE(kids.value.names.empty()) << "a rejected path must create nothing";
+}
+
+TEST_P(ConformanceTest, MalformedPathsFailWithBadArguments) {
+  // Empty, relative, trailing-slash, empty-component, '.'/'..' and control-character paths are
+  // rejected with kBadArguments by every operation.
+  Session& s = open();
+  run(s, bad_paths_body(&s, backend().fresh_root()));
+}
+
+// ---- stat ----
+
+Task<void> new_node_stat_body(Session* s, std::string root) {
+  const std::string n = child_path(root, "n");
+  auto made = co_await s->create(n, "hello", CreateMode::kPersistent);
+  CO_ASSERT_OK(made);
+  const zk::Stat& st = made.value.stat;
+  EXPECT_GT(st.czxid.value, 0);
+  EXPECT_EQ(st.mzxid, st.czxid);
+  EXPECT_EQ(st.pzxid, st.czxid);
+  EXPECT_EQ(st.version, 0);
+  EXPECT_EQ(st.cversion, 0);
+  EXPECT_EQ(st.num_children, 0);
+  EXPECT_EQ(st.data_length, 5);
+  EXPECT_EQ(st.ephemeral_owner.value, 0u);
+  EXPECT_EQ(st.mtime_ms, st.ctime_ms);
+  auto ex = co_await s->exists(n);
+  CO_ASSERT_OK(ex);
+  EXPECT_EQ(ex.value, st) << "create's stat and exists' stat describe the same node";
+  auto data = co_await s->get_data(n);
+  CO_ASSERT_OK(data);
+  EXPECT_EQ(data.value.data, "hello");
+  EXPECT_EQ(data.value.stat, st);
+  auto e = co_await s->create(child_path(root, "e"), "", CreateMode::kEphemeralSequential);
+  CO_ASSERT_OK(e);
+  EXPECT_EQ(e.value.stat.ephemeral_owner, s->id());
+  EXPECT_EQ(e.value.stat.data_length, 0);
+  EXPECT_GT(e.value.stat.czxid, st.czxid);
+}
+
+TEST_P(ConformanceTest, ANewNodesStatHasCreationValues) {
+  // A fresh node: czxid = mzxid = pzxid > 0, versions 0, no children, dataLength = data size,
+  // ephemeralOwner 0 (persistent) or the creator's id; create, exists and get_data agree.
+  Session& s = open();
+  run(s, new_node_stat_body(&s, backend().fresh_root()));
+}
+
+Task<void> stat_tracking_body(Session* s, std::string root) {
+  const std::string p = child_path(root, "p");
+  auto made = co_await s->create(p, "", CreateMode::kPersistent);
+  CO_ASSERT_OK(made);
+  const zk::Stat before = made.value.stat;
+  auto c = co_await s->create(child_path(p, "c"), "", CreateMode::kPersistent);
+  CO_ASSERT_OK(c);
+  auto after_create = co_await s->exists(p);
+  CO_ASSERT_OK(after_create);
+  EXPECT_EQ(after_create.value.pzxid, c.value.stat.czxid) << "pzxid = last child change";
+  EXPECT_EQ(after_create.value.cversion, 1);
+  EXPECT_EQ(after_create.value.num_children, 1);
+  EXPECT_EQ(after_create.value.mzxid, before.mzxid) << "a child create is not a data change";
+  EXPECT_EQ(after_create.value.version, 0);
+
+  auto set = co_await s->set_data(p, "four", 0);
+  CO_ASSERT_OK(set);
+  EXPECT_EQ(set.value.version, 1);
+  EXPECT_GT(set.value.mzxid, c.value.stat.czxid);
+  EXPECT_EQ(set.value.czxid, before.czxid);
+  EXPECT_EQ(set.value.pzxid, after_create.value.pzxid) << "a data change is not a child change";
+  EXPECT_EQ(set.value.cversion, 1);
+  EXPECT_EQ(set.value.data_length, 4);
+  EXPECT_GE(set.value.mtime_ms, set.value.ctime_ms);
+
+  CO_ASSERT_OK(co_await s->remove(child_path(p, "c")));
+  auto after_delete = co_await s->exists(p);
+  CO_ASSERT_OK(after_delete);
+  EXPECT_GT(after_delete.value.pzxid, set.value.mzxid) << "the delete is the latest child change";
+  EXPECT_EQ(after_delete.value.cversion, 2);
+  EXPECT_EQ(after_delete.value.num_children, 0);
+  EXPECT_EQ(after_delete.value.mzxid, set.value.mzxid);
+  EXPECT_EQ(after_delete.value.version, 1);
+
+  auto kids = co_await s->get_children(p);
+  CO_ASSERT_OK(kids);
+  EXPECT_EQ(kids.value.stat, after_delete.value) << "get_children returns the parent's stat";
+}
+
+TEST_P(ConformanceTest, StatFieldsTrackDataAndChildChanges) {
+  // Create a child, set the parent's data, delete the child: pzxid/cversion/numChildren follow
+  // the child changes, mzxid/version/dataLength follow the data change, czxid never moves.
+  Session& s = open();
+  run(s, stat_tracking_body(&s, backend().fresh_root()));
+}
+
+Task<void> zxid_order_body(Session* a, Session* b, std::string root) {
+  zk::Zxid last;
+  for (int i = 0; i < 6; ++i) {
+    Session* s = (i % 2 == 0) ? a : b;
+    auto r = co_await s->create(child_path(root, "z-"), "", CreateMode::kPersistentSequential);
+    CO_ASSERT_OK(r);
+    EXPECT_GT(r.value.stat.czxid, last) << "write " << i;
+    last = r.value.stat.czxid;
+    auto set = co_await s->set_data(r.value.path, "x");
+    CO_ASSERT_OK(set);
+    EXPECT_GT(set.value.mzxid, last) << "set " << i;
+    last = set.value.mzxid;
+  }
+}
+
+TEST_P(ConformanceTest, WritesOfAllSessionsShareOneZxidOrder) {
+  // Alternating writes of two sessions, each awaited before the next, get strictly
+  // increasing zxids.
+  Session& a = open();
+  Session& b = open();
+  run(a, zxid_order_body(&a, &b, backend().fresh_root()));
+}
+
+// ---- read-your-writes and sync ----
+
+Task<void> own_writes_body(Session* s, std::string root) {
+  const std::string n = child_path(root, "n");
+  // Pipelined: each read is sent before the write's reply arrived.
+  auto create = s->create(n, "one", CreateMode::kPersistent);
+  auto read1 = s->get_data(n);
+  auto set = s->set_data(n, "two");
+  auto read2 = s->get_data(n);
+  auto kids = s->get_children(root);
+  auto del = s->remove(n);
+  auto read3 = s->exists(n);
+  CO_ASSERT_OK(co_await std::move(create));
+  auto r1 = co_await std::move(read1);
+  CO_ASSERT_OK(r1);
+  EXPECT_EQ(r1.value.data, "one");
+  CO_ASSERT_OK(co_await std::move(set));
+  auto r2 = co_await std::move(read2);
+  CO_ASSERT_OK(r2);
+  EXPECT_EQ(r2.value.data, "two");
+  EXPECT_EQ(r2.value.stat.version, 1);
+  auto k = co_await std::move(kids);
+  CO_ASSERT_OK(k);
+  EXPECT_EQ(k.value.names, std::vector<std::string>{"n"});
+  CO_ASSERT_OK(co_await std::move(del));
+  EXPECT_EQ((co_await std::move(read3)).error, Error::kNoNode);
+}
+
+TEST_P(ConformanceTest, OwnWritesAreVisibleToOwnLaterReads) {
+  // Writes and reads pipelined on one session without awaiting in between: every read sees
+  // every write sent before it (requests of one session are FIFO).
+  Session& s = open();
+  run(s, own_writes_body(&s, backend().fresh_root()));
+}
+
+Task<void> sync_body(Session* a, Session* b, std::string root) {
+  const std::string n = child_path(root, "n");
+  CO_ASSERT_OK(co_await b->create(n, "fresh", CreateMode::kPersistent));
+  CO_ASSERT_OK(co_await a->sync(n));
+  CO_ASSERT_OK(co_await a->sync(root));
+  auto r = co_await a->get_data(n);
+  CO_ASSERT_OK(r);
+  EXPECT_EQ(r.value.data, "fresh");
+}
+
+TEST_P(ConformanceTest, SyncSucceedsAndAfterItReadsSeeEarlierWrites) {
+  // Session b writes, session a syncs (kOk) and then reads b's write.
+  Session& a = open();
+  Session& b = open();
+  run(a, sync_body(&a, &b, backend().fresh_root()));
+}
+
+}  // namespace
+}  // namespace lockstep::conformance

@@ -1,0 +1,66 @@
+// lockstep conformance: small helpers shared by the suite's test bodies (internal to the suite).
+//
+// Everything here is written against the contract only. Helpers that await take their
+// arguments by value or pointer (they are coroutines; nothing may dangle across a suspension).
+// Deadlines come from the awaiting session's context, so they are virtual on the simulator.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "zk/session.h"
+#include "zk/task.h"
+#include "zk/types.h"
+#include "zk/watch.h"
+
+namespace lockstep::conformance {
+
+// How long a body waits for something that must happen (an event after a forced expiry, a
+// watch after another session's write). Generous: reached only when the rule is broken.
+inline constexpr zk::Duration kEventWait = zk::seconds(20);
+
+inline std::string child_path(std::string_view parent, std::string_view name) {
+  std::string out(parent);
+  out += '/';
+  out += name;
+  return out;
+}
+
+// The name after the last '/'.
+inline std::string last_component(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// The suffix the server appended to `created` for a create of `requested` ("" if `created`
+// does not start with `requested`).
+inline std::string sequence_suffix(std::string_view created, std::string_view requested) {
+  if (created.substr(0, requested.size()) != requested) return "";
+  return std::string(created.substr(requested.size()));
+}
+
+inline bool is_sorted_by_name(const std::vector<std::string>& names) {
+  return std::is_sorted(names.begin(), names.end());
+}
+
+inline std::vector<std::string> sorted(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Waits for a watch until `kEventWait` of `on`'s time has passed.
+inline auto wait_event(const zk::Watch& w, zk::Session* on) {
+  return w.wait(on->context().now() + kEventWait);
+}
+
+// A round trip on `s`: its reply comes after every reply and watch event the session's FIFO
+// ordered before it. Returns the round trip's error (kOk, or kNoNode for a missing path).
+inline zk::Task<zk::Error> barrier(zk::Session* s, std::string path) {
+  zk::Result<zk::Stat> r = co_await s->exists(std::move(path));
+  co_return r.error;
+}
+
+}  // namespace lockstep::conformance

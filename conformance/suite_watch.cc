@@ -1,0 +1,281 @@
+// Conformance: one-shot watches — what arms them, what fires them, and the order of a watch
+// event relative to later replies (DESIGN §2, zk/watch.h).
+//
+// A watch is checked for "not fired" only after a barrier: a later request of the watching
+// session that observes the change, whose reply the server sends after any event it owed.
+#include <string>
+
+#include "conformance/suite.h"
+#include "conformance/suite_util.h"
+
+namespace lockstep::conformance {
+
+void link_suite_watch() {}
+
+namespace {
+
+using zk::CreateMode;
+using zk::Error;
+using zk::EventType;
+using zk::Session;
+using zk::Task;
+using zk::Watch;
+
+Task<void> creation_watch_body(Session* a, Session* b, std::string root) {
+  const std::string n = child_path(root, "n");
+  Watch w;
+  EXPECT_EQ((co_await a->exists(n, &w)).error, Error::kNoNode);
+  CO_ASSERT_TRUE(w.valid());
+  EXPECT_TRUE(w.armed()) << "exists on a missing node arms a creation watch";
+  EXPECT_FALSE(w.fired());
+  CO_ASSERT_OK(co_await b->create(n, "", CreateMode::kPersistent));
+  auto ev = co_await wait_event(w, a);
+  CO_ASSERT_OK(ev);
+  EXPECT_EQ(ev.value.type, EventType::kCreated);
+  EXPECT_EQ(ev.value.path, n);
+}
+
+TEST_P(ConformanceTest, ExistsOnAMissingNodeArmsACreationWatch) {
+  // a: exists(missing, watch) -> kNoNode with the watch armed; b creates the node; a's watch
+  // fires kCreated for that path.
+  Session& a = open();
+  Session& b = open();
+  run(a, creation_watch_body(&a, &b, backend().fresh_root()));
+}
+
+Task<void> no_watch_on_missing_body(Session* a, Session* b, std::string root) {
+  const std::string n = child_path(root, "n");
+  Watch wd;
+  Watch wc;
+  EXPECT_EQ((co_await a->get_data(n, &wd)).error, Error::kNoNode);
+  EXPECT_EQ((co_await a->get_children(n, &wc)).error, Error::kNoNode);
+  CO_ASSERT_TRUE(wd.valid());
+  CO_ASSERT_TRUE(wc.valid());
+  EXPECT_FALSE(wd.armed());
+  EXPECT_FALSE(wc.armed());
+  auto rd = co_await wd.wait();  // no deadline: an unarmed watch must answer at once
+  EXPECT_EQ(rd.error, Error::kNothing);
+  auto rc = co_await wc.wait();
+  EXPECT_EQ(rc.error, Error::kNothing);
+  // Creating the node and a child afterwards fires nothing: the server registered nothing.
+  CO_ASSERT_OK(co_await b->create(n, "", CreateMode::kPersistent));
+  CO_ASSERT_OK(co_await b->create(child_path(n, "c"), "", CreateMode::kPersistent));
+  CO_ASSERT_OK(co_await b->set_data(n, "x"));
+  EXPECT_EQ(co_await barrier(a, n), Error::kOk);
+  EXPECT_FALSE(wd.fired());
+  EXPECT_FALSE(wc.fired());
+}
+
+TEST_P(ConformanceTest, GetDataAndGetChildrenOnAMissingNodeArmNothing) {
+  // get_data / get_children with a watch on a missing node: kNoNode, armed() is false, wait()
+  // answers kNothing at once, and creating the node later fires neither.
+  Session& a = open();
+  Session& b = open();
+  run(a, no_watch_on_missing_body(&a, &b, backend().fresh_root()));
+}
+
+Task<void> one_shot_body(Session* a, Session* b, std::string root) {
+  const std::string n = child_path(root, "n");
+  CO_ASSERT_OK(co_await b->create(n, "0", CreateMode::kPersistent));
+  Watch w1;
+  CO_ASSERT_OK(co_await a->get_data(n, &w1));
+  EXPECT_TRUE(w1.armed());
+  CO_ASSERT_OK(co_await b->set_data(n, "1"));
+  auto e1 = co_await wait_event(w1, a);
+  CO_ASSERT_OK(e1);
+  EXPECT_EQ(e1.value.type, EventType::kDataChanged);
+
+  // Re-arm after the first change: the new registration must not fire for that change.
+  Watch w2;
+  auto seen = co_await a->get_data(n, &w2);
+  CO_ASSERT_OK(seen);
+  EXPECT_EQ(seen.value.data, "1");
+  EXPECT_EQ(co_await barrier(a, n), Error::kOk);
+  EXPECT_FALSE(w2.fired()) << "a watch armed after a change fired for that change";
+  // A second change fires the second registration exactly once.
+  CO_ASSERT_OK(co_await b->set_data(n, "2"));
+  auto e2 = co_await wait_event(w2, a);
+  CO_ASSERT_OK(e2);
+  EXPECT_EQ(e2.value.type, EventType::kDataChanged);
+  // And a third change, with nothing re-armed, fires nothing new (w2 stays on its event).
+  CO_ASSERT_OK(co_await b->set_data(n, "3"));
+  EXPECT_EQ(co_await barrier(a, n), Error::kOk);
+  EXPECT_TRUE(w1.fired());
+  EXPECT_TRUE(w2.fired());
+  Watch w3;
+  CO_ASSERT_OK(co_await a->exists(n, &w3));
+  EXPECT_EQ(co_await barrier(a, n), Error::kOk);
+  EXPECT_FALSE(w3.fired()) << "an old change was delivered to a new registration";
+}
+
+TEST_P(ConformanceTest, WatchesAreOneShot) {
+  // A data watch fires on the first change; a watch re-armed after it fires only on the next
+  // change, and no registration made after a change ever fires for it.
+  Session& a = open();
+  Session& b = open();
+  run(a, one_shot_body(&a, &b, backend().fresh_root()));
+}
+
+Task<void> child_watch_body(Session* a, Session* b, std::string root) {
+  const std::string c = child_path(root, "c");
+  Watch w1;
+  CO_ASSERT_OK(co_await a->get_children(root, &w1));
+  EXPECT_TRUE(w1.armed());
+  CO_ASSERT_OK(co_await b->create(c, "", CreateMode::kEphemeral));
+  auto e1 = co_await wait_event(w1, a);
+  CO_ASSERT_OK(e1);
+  EXPECT_EQ(e1.value.type, EventType::kChildrenChanged);
+  EXPECT_EQ(e1.value.path, root);
+
+  Watch w2;
+  CO_ASSERT_OK(co_await a->get_children(root, &w2));
+  // Changing a child's data or the parent's data is not a child change.
+  CO_ASSERT_OK(co_await b->set_data(c, "x"));
+  CO_ASSERT_OK(co_await b->set_data(root, "x"));
+  EXPECT_EQ(co_await barrier(a, root), Error::kOk);
+  EXPECT_FALSE(w2.fired()) << "a data change fired a child watch";
+  CO_ASSERT_OK(co_await b->remove(c));
+  auto e2 = co_await wait_event(w2, a);
+  CO_ASSERT_OK(e2);
+  EXPECT_EQ(e2.value.type, EventType::kChildrenChanged);
+  EXPECT_EQ(e2.value.path, root);
+}
+
+TEST_P(ConformanceTest, ChildWatchFiresOnChildCreateAndDeleteOnly) {
+  // A get_children watch fires kChildrenChanged when another session creates a child, and a
+  // re-armed one when it deletes it; data changes of the child or the parent fire nothing.
+  Session& a = open();
+  Session& b = open();
+  run(a, child_watch_body(&a, &b, backend().fresh_root()));
+}
+
+Task<void> data_watch_body(Session* a, Session* b, std::string root) {
+  const std::string n = child_path(root, "n");
+  CO_ASSERT_OK(co_await b->create(n, "", CreateMode::kPersistent));
+  Watch wd;
+  Watch we;
+  Watch wc;
+  CO_ASSERT_OK(co_await a->get_data(n, &wd));
+  CO_ASSERT_OK(co_await a->exists(n, &we));
+  CO_ASSERT_OK(co_await a->get_children(n, &wc));
+  EXPECT_TRUE(wd.armed());
+  EXPECT_TRUE(we.armed());
+  CO_ASSERT_OK(co_await b->set_data(n, "x"));
+  Watch* const changed[] = {&wd, &we};
+  for (Watch* w : changed) {
+    auto e = co_await wait_event(*w, a);
+    CO_ASSERT_OK(e);
+    EXPECT_EQ(e.value.type, EventType::kDataChanged);
+    EXPECT_EQ(e.value.path, n);
+  }
+  EXPECT_EQ(co_await barrier(a, n), Error::kOk);
+  EXPECT_FALSE(wc.fired()) << "set_data fired a child watch";
+
+  Watch dd;
+  Watch de;
+  CO_ASSERT_OK(co_await a->get_data(n, &dd));
+  CO_ASSERT_OK(co_await a->exists(n, &de));
+  CO_ASSERT_OK(co_await b->remove(n));
+  Watch* const deleted[] = {&dd, &de, &wc};
+  for (Watch* w : deleted) {
+    auto e = co_await wait_event(*w, a);
+    CO_ASSERT_OK(e);
+    EXPECT_EQ(e.value.type, EventType::kDeleted);
+    EXPECT_EQ(e.value.path, n);
+  }
+}
+
+TEST_P(ConformanceTest, DataWatchesFireDataChangedAndDeleted) {
+  // get_data and exists watches fire kDataChanged on set_data and (re-armed) kDeleted on delete;
+  // a get_children watch on the deleted node fires kDeleted too, but not on set_data.
+  Session& a = open();
+  Session& b = open();
+  run(a, data_watch_body(&a, &b, backend().fresh_root()));
+}
+
+Task<void> event_before_reply_body(Session* a, Session* b, std::string root) {
+  const std::string n = child_path(root, "n");
+  const std::string m = child_path(root, "m");
+  CO_ASSERT_OK(co_await b->create(n, "old", CreateMode::kPersistent));
+  Watch wd;
+  Watch wc;
+  Watch we;
+  CO_ASSERT_OK(co_await a->get_data(n, &wd));
+  CO_ASSERT_OK(co_await a->get_children(root, &wc));
+  EXPECT_EQ((co_await a->exists(m, &we)).error, Error::kNoNode);
+
+  // b's writes are complete before a sends anything, so a's reads observe them; each read's
+  // reply must find the watch it invalidated already fired.
+  CO_ASSERT_OK(co_await b->set_data(n, "new"));
+  auto data = co_await a->get_data(n);
+  CO_ASSERT_OK(data);
+  EXPECT_EQ(data.value.data, "new");
+  EXPECT_TRUE(wd.fired()) << "get_data observed the change before the data watch fired";
+
+  CO_ASSERT_OK(co_await b->create(m, "", CreateMode::kPersistent));
+  auto kids = co_await a->get_children(root);
+  CO_ASSERT_OK(kids);
+  EXPECT_EQ(kids.value.stat.num_children, 2);
+  EXPECT_TRUE(wc.fired()) << "get_children observed the new child before the child watch fired";
+  EXPECT_TRUE(we.fired()) << "the same reply came before the creation watch fired";
+}
+
+TEST_P(ConformanceTest, AWatchEventArrivesBeforeTheReplyThatObservesTheChange) {
+  // a watches n's data, root's children and the missing m; b changes all three; a's later reads
+  // that see the changes resume with the watches already fired.
+  Session& a = open();
+  Session& b = open();
+  run(a, event_before_reply_body(&a, &b, backend().fresh_root()));
+}
+
+Task<void> own_change_body(Session* s, std::string root) {
+  const std::string n = child_path(root, "n");
+  Watch w;
+  EXPECT_EQ((co_await s->exists(n, &w)).error, Error::kNoNode);
+  auto made = co_await s->create(n, "", CreateMode::kPersistent);
+  CO_ASSERT_OK(made);
+  EXPECT_TRUE(w.fired()) << "the creator's own watch fires before its create's reply";
+  auto e = co_await wait_event(w, s);
+  CO_ASSERT_OK(e);
+  EXPECT_EQ(e.value.type, EventType::kCreated);
+}
+
+TEST_P(ConformanceTest, AWatchFiresForTheWatchingSessionsOwnChange) {
+  // A session arms a creation watch and then creates the node itself: the watch has fired by
+  // the time the create's reply resumes the session.
+  Session& s = open();
+  run(s, own_change_body(&s, backend().fresh_root()));
+}
+
+Task<void> event_zxid_body(Session* a, Session* b, std::string root) {
+  const std::string n = child_path(root, "n");
+  Watch wc;
+  EXPECT_EQ((co_await a->exists(n, &wc)).error, Error::kNoNode);
+  auto made = co_await b->create(n, "", CreateMode::kPersistent);
+  CO_ASSERT_OK(made);
+  auto e = co_await wait_event(wc, a);
+  CO_ASSERT_OK(e);
+  EXPECT_EQ(e.value.zxid, made.value.stat.czxid);
+  Watch wd;
+  CO_ASSERT_OK(co_await a->get_data(n, &wd));
+  auto set = co_await b->set_data(n, "x");
+  CO_ASSERT_OK(set);
+  auto e2 = co_await wait_event(wd, a);
+  CO_ASSERT_OK(e2);
+  EXPECT_EQ(e2.value.zxid, set.value.mzxid);
+}
+
+TEST_P(ConformanceTest, AWatchEventNamesTheTransactionThatFiredIt) {
+  // A creation watch's event carries the create's czxid, a data watch's the set's mzxid.
+  if (!backend().supports(Feature::kWatchEventZxid)) {
+    GTEST_SKIP() << "backend " << backend().name() << " lacks feature "
+                 << to_string(Feature::kWatchEventZxid)
+                 << " (the C client's watcher callback carries no zxid)";
+  }
+  Session& a = open();
+  Session& b = open();
+  run(a, event_zxid_body(&a, &b, backend().fresh_root()));
+}
+
+}  // namespace
+}  // namespace lockstep::conformance
