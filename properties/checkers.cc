@@ -1,0 +1,466 @@
+#include "properties/checkers.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace lockstep::properties {
+namespace {
+
+using recipes::LockState;
+using recipes::Role;
+
+constexpr const char* kPropertyNames[kPropertyCount] = {
+    "mutual-exclusion", "fenced-safety", "fifo",       "liveness",
+    "no-orphans",       "herd-free",     "reentrancy", "timeout-cleanup",
+};
+
+std::string client_name(uint32_t c) { return "c" + std::to_string(c); }
+
+std::string at_ref(const Event& e) {
+  return "#" + std::to_string(e.index) + " " + format_time(e.at);
+}
+
+Verdict violation(Property p, std::string message, std::vector<uint64_t> events) {
+  std::sort(events.begin(), events.end());
+  events.erase(std::unique(events.begin(), events.end()), events.end());
+  return Verdict{p, false, std::move(message), std::move(events)};
+}
+
+// What one client believes, replayed from the history (see the header's definition).
+struct Belief {
+  bool holds = false;
+  uint32_t depth = 0;
+  int64_t token = 0;
+  Role role = Role::kExclusive;
+  uint64_t since = 0;  // index of the fresh grant
+};
+
+// Replays beliefs event by event. `on_grant` sees a fresh grant before it is recorded, with the
+// beliefs of every client as they were just before it.
+class BeliefTracker {
+ public:
+  // Applies `e`. Returns true when `e` is a fresh grant (the caller inspects it first through
+  // is_fresh_grant()).
+  bool is_fresh_grant(const Event& e) const {
+    if (e.op != Op::kAcquire || e.type != Type::kOk) return false;
+    auto it = beliefs_.find(e.client);
+    return it == beliefs_.end() || !it->second.holds;
+  }
+
+  void apply(const Event& e) {
+    Belief& b = beliefs_[e.client];
+    switch (e.op) {
+      case Op::kAcquire:
+        if (e.type != Type::kOk) break;
+        if (!b.holds) {
+          b = Belief{true, std::max<uint32_t>(1, e.hold_count), e.token, e.role, e.index};
+        } else {
+          b.depth = std::max(b.depth + 1, e.hold_count);
+        }
+        break;
+      case Op::kRelease:
+        if (e.type == Type::kInvoke && b.depth <= 1) b = Belief{};
+        if (e.type == Type::kOk && b.depth > 1) --b.depth;
+        break;
+      case Op::kLost:
+      case Op::kCrash:
+      case Op::kReopen:
+      case Op::kGiveUp: b = Belief{}; break;
+      default: break;
+    }
+  }
+
+  const std::map<uint32_t, Belief>& beliefs() const { return beliefs_; }
+  const Belief* of(uint32_t client) const {
+    auto it = beliefs_.find(client);
+    return it == beliefs_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::map<uint32_t, Belief> beliefs_;
+};
+
+bool overlaps(recipes::Kind kind, uint32_t max_holders, Role incoming,
+              const std::vector<const Belief*>& others) {
+  switch (kind) {
+    case recipes::Kind::kMutex:
+    case recipes::Kind::kElection: return !others.empty();
+    case recipes::Kind::kSemaphore: return others.size() + 1 > std::max<uint32_t>(1, max_holders);
+    case recipes::Kind::kReadWrite:
+      if (incoming != Role::kRead) return !others.empty();
+      for (const Belief* b : others) {
+        if (b->role != Role::kRead) return true;
+      }
+      return false;
+  }
+  return false;
+}
+
+// The sequence suffix of a lock node's name, or nullopt (for ordering "what waits on what").
+std::optional<int32_t> sequence_of(std::string_view path) {
+  if (path.size() < 10) return std::nullopt;
+  std::string_view tail = path.substr(path.size() - 10);
+  zk::Sequence s;
+  if (zk::parse_sequence_suffix(tail, &s)) return s.value;
+  if (path.size() >= 11) {
+    std::string_view neg = path.substr(path.size() - 11);
+    if (neg.front() == '-' && zk::parse_sequence_suffix(neg, &s)) return s.value;
+  }
+  return std::nullopt;
+}
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
+// Which client used which session, and the last session of each client.
+struct SessionMap {
+  std::map<uint64_t, uint32_t> owner;    // session id -> client
+  std::map<uint32_t, uint64_t> current;  // client -> its last session id
+  explicit SessionMap(const History& h) {
+    for (const Event& e : h.events()) {
+      if (e.client == 0 || !e.session.valid()) continue;
+      owner[e.session.value] = e.client;
+      current[e.client] = e.session.value;
+    }
+  }
+  std::string name(zk::SessionId s) const {
+    auto it = owner.find(s.value);
+    std::string out = "session " + hex(s.value);
+    if (it != owner.end()) out += " (" + client_name(it->second) + ")";
+    return out;
+  }
+};
+
+enum class Status : uint8_t { kRunning, kDone, kGaveUp, kCrashed };
+
+std::map<uint32_t, Status> final_status(const History& h) {
+  std::map<uint32_t, Status> out;
+  for (const Event& e : h.events()) {
+    if (e.client == 0) continue;
+    Status& s = out[e.client];
+    if (e.op == Op::kDone) s = Status::kDone;
+    if (e.op == Op::kGiveUp) s = Status::kGaveUp;
+    if (e.op == Op::kCrash) s = Status::kCrashed;
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(Property p) {
+  const int i = static_cast<int>(p);
+  return (i >= 0 && i < kPropertyCount) ? kPropertyNames[i] : "?";
+}
+
+bool parse_property(std::string_view name, Property* out) {
+  for (int i = 0; i < kPropertyCount; ++i) {
+    if (name == kPropertyNames[i]) {
+      *out = static_cast<Property>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t max_holders) {
+  const Property p = Property::kMutualExclusion;
+  BeliefTracker tracker;
+  for (const Event& e : h.events()) {
+    if (tracker.is_fresh_grant(e)) {
+      std::vector<const Belief*> others;
+      std::vector<uint32_t> other_clients;
+      for (const auto& [client, b] : tracker.beliefs()) {
+        if (client != e.client && b.holds) {
+          others.push_back(&b);
+          other_clients.push_back(client);
+        }
+      }
+      if (overlaps(kind, max_holders, e.role, others)) {
+        std::string msg = client_name(e.client) + " was granted the lock at " + at_ref(e) +
+                          " (token " + std::to_string(e.token) + ") while";
+        std::vector<uint64_t> ev{e.index};
+        for (size_t i = 0; i < others.size(); ++i) {
+          const Event& g = h[others[i]->since];
+          msg += (i == 0 ? " " : ", ") + client_name(other_clients[i]) +
+                 " believed it held it since " + at_ref(g) + " (token " +
+                 std::to_string(others[i]->token) + ")";
+          ev.push_back(g.index);
+        }
+        return violation(p, msg, ev);
+      }
+    }
+    tracker.apply(e);
+  }
+  return Verdict::pass(p);
+}
+
+Verdict check_fenced_safety(const History& h) {
+  const Property p = Property::kFencedSafety;
+  int64_t max_token = INT64_MIN;
+  uint64_t max_event = 0;
+  std::map<int64_t, std::pair<uint32_t, uint64_t>> token_holder;  // token -> (client, event)
+  for (const Event& e : h.events()) {
+    if ((e.op != Op::kEnter && e.op != Op::kLeave) || e.type != Type::kOk) continue;
+    if (e.token < max_token) {
+      return violation(p,
+                       "the resource accepted token " + std::to_string(e.token) + " from " +
+                           client_name(e.client) + " at " + at_ref(e) + " after accepting token " +
+                           std::to_string(max_token) + " at " + at_ref(h[max_event]),
+                       {max_event, e.index});
+    }
+    auto [it, fresh] = token_holder.emplace(e.token, std::make_pair(e.client, e.index));
+    if (!fresh && it->second.first != e.client) {
+      return violation(p,
+                       "token " + std::to_string(e.token) + " was accepted from two holders: " +
+                           client_name(it->second.first) + " at " + at_ref(h[it->second.second]) +
+                           " and " + client_name(e.client) + " at " + at_ref(e),
+                       {it->second.second, e.index});
+    }
+    if (e.token > max_token) {
+      max_token = e.token;
+      max_event = e.index;
+    }
+  }
+  return Verdict::pass(p);
+}
+
+Verdict check_fifo(const History& h) {
+  const Property p = Property::kFifo;
+  BeliefTracker tracker;
+  std::optional<uint64_t> max_any;     // event of the highest token granted so far
+  std::optional<uint64_t> max_writer;  // the same among exclusive grants
+  for (const Event& e : h.events()) {
+    if (tracker.is_fresh_grant(e)) {
+      const bool exclusive = e.role != Role::kRead;
+      const std::optional<uint64_t>& bar = exclusive ? max_any : max_writer;
+      if (bar && h[*bar].token > e.token) {
+        const Event& earlier = h[*bar];
+        return violation(p,
+                         client_name(e.client) + " was granted at " + at_ref(e) + " with token " +
+                             std::to_string(e.token) + " (node " + e.text + "), after " +
+                             client_name(earlier.client) + " was granted at " + at_ref(earlier) +
+                             " with the later token " + std::to_string(earlier.token) + " (node " +
+                             earlier.text + "): the earlier node was queued and was passed over",
+                         {earlier.index, e.index});
+      }
+      if (!max_any || h[*max_any].token < e.token) max_any = e.index;
+      if (exclusive && (!max_writer || h[*max_writer].token < e.token)) max_writer = e.index;
+    }
+    tracker.apply(e);
+  }
+  return Verdict::pass(p);
+}
+
+Verdict check_liveness(const History& h, zk::Time heal_at, zk::Duration bound,
+                       const TreeSnapshot& tree) {
+  const Property p = Property::kLiveness;
+  // 1. Every completed acquire / release finished within the bound after the heal.
+  std::map<uint32_t, uint64_t> pending;  // client -> its open invocation
+  for (const Event& e : h.events()) {
+    if (e.op != Op::kAcquire && e.op != Op::kRelease) continue;
+    if (e.type == Type::kInvoke) {
+      pending[e.client] = e.index;
+      continue;
+    }
+    auto it = pending.find(e.client);
+    if (it == pending.end()) continue;
+    const Event& inv = h[it->second];
+    pending.erase(it);
+    const zk::Time start = std::max(inv.at, heal_at);
+    if (e.at - start > bound) {
+      return violation(
+          p,
+          client_name(e.client) + "'s " + to_string(e.op) + " invoked at " + at_ref(inv) +
+              " completed only at " + at_ref(e) + ", more than " + zk::to_string(bound) +
+              " after " +
+              (inv.at > heal_at ? "its invocation" : "the heal at " + format_time(heal_at)),
+          {inv.index, e.index});
+    }
+  }
+  // 2. Every client that is still a waiter at the end is blocked.
+  const std::map<uint32_t, Status> status = final_status(h);
+  const SessionMap sessions(h);
+  std::string msg;
+  std::vector<uint64_t> ev;
+  for (const auto& [client, st] : status) {
+    if (st != Status::kRunning) continue;
+    auto pit = pending.find(client);
+    std::string what = "never finished its rounds";
+    if (pit != pending.end()) {
+      const Event& inv = h[pit->second];
+      what = "is blocked in " + std::string(to_string(inv.op)) + " since " + at_ref(inv);
+      ev.push_back(inv.index);
+    }
+    // What it waits on: its own nodes and the nodes ordered before the first of them.
+    auto cur = sessions.current.find(client);
+    std::optional<int32_t> own_seq;
+    std::string own;
+    for (const NodeSnapshot& n : tree.nodes) {
+      if (cur == sessions.current.end() || n.owner.value != cur->second) continue;
+      own += (own.empty() ? "" : ", ") + n.path;
+      auto s = sequence_of(n.path);
+      if (s && (!own_seq || *s < *own_seq)) own_seq = s;
+    }
+    what += own.empty() ? "; its session owns no lock node" : "; its node(s): " + own;
+    if (own_seq) {
+      std::string before;
+      for (const NodeSnapshot& n : tree.nodes) {
+        auto s = sequence_of(n.path);
+        if (!s || *s >= *own_seq) continue;
+        before +=
+            (before.empty() ? "" : ", ") + n.path + " owned by " +
+            (n.owner.valid() ? sessions.name(n.owner) + (n.owner_alive ? " (alive)" : " (dead)")
+                             : std::string("nobody (persistent)"));
+      }
+      what += before.empty() ? "; no node before it" : "; waits behind " + before;
+    }
+    msg += (msg.empty() ? "" : "\n") + client_name(client) + " " + what;
+  }
+  if (!msg.empty()) {
+    return violation(p, "after the heal at " + format_time(heal_at) + ":\n" + msg, ev);
+  }
+  return Verdict::pass(p);
+}
+
+Verdict check_no_orphans(const History& h, const TreeSnapshot& tree) {
+  const Property p = Property::kNoOrphans;
+  const std::map<uint32_t, Status> status = final_status(h);
+  const SessionMap sessions(h);
+  // A client still waiting in acquire knows about its own node.
+  std::map<uint32_t, bool> waiting;
+  for (const Event& e : h.events()) {
+    if (e.op == Op::kAcquire) waiting[e.client] = e.type == Type::kInvoke;
+  }
+  std::string msg;
+  for (const NodeSnapshot& n : tree.nodes) {
+    if (!n.owner.valid() || !n.owner_alive) continue;
+    auto own = sessions.owner.find(n.owner.value);
+    if (own != sessions.owner.end()) {
+      const uint32_t c = own->second;
+      const bool current = sessions.current.at(c) == n.owner.value;
+      auto st = status.find(c);
+      if (current && st != status.end() && st->second == Status::kRunning && waiting[c]) {
+        continue;
+      }
+    }
+    msg += (msg.empty() ? "" : "\n") + n.path + " (czxid " + std::to_string(n.czxid.value) +
+           ") is held by live " + sessions.name(n.owner) + ", whose client does not know of it";
+  }
+  if (!msg.empty()) return violation(p, "at quiescence:\n" + msg, {});
+  return Verdict::pass(p);
+}
+
+Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lock_dir) {
+  const Property p = Property::kHerdFree;
+  const std::string prefix = std::string(lock_dir) + "/";
+  for (const HerdSample& s : herd) {
+    if (s.path.compare(0, prefix.size(), prefix) != 0) continue;
+    if (s.notifications > 1) {
+      return violation(p,
+                       "deleting " + s.path + " (zxid " + std::to_string(s.zxid.value) +
+                           ") delivered " + std::to_string(s.notifications) +
+                           " watch notifications, which caused " +
+                           std::to_string(s.requests_caused) + " requests",
+                       {});
+    }
+  }
+  return Verdict::pass(p);
+}
+
+Verdict check_reentrancy(const History& h) {
+  const Property p = Property::kReentrancy;
+  BeliefTracker tracker;
+  std::map<uint32_t, uint64_t> release_invoke;  // client -> index of its open release
+  for (const Event& e : h.events()) {
+    const Belief* b = tracker.of(e.client);
+    const bool holds = b != nullptr && b->holds;
+    if (e.op == Op::kAcquire && e.type == Type::kOk) {
+      if (!holds && e.hold_count != 1) {
+        return violation(p,
+                         client_name(e.client) + "'s fresh grant at " + at_ref(e) +
+                             " reported hold_count " + std::to_string(e.hold_count) +
+                             " instead of 1",
+                         {e.index});
+      }
+      if (holds && (e.hold_count != b->depth + 1 || e.token != b->token)) {
+        return violation(p,
+                         client_name(e.client) + " re-acquired at " + at_ref(e) +
+                             " while holding at depth " + std::to_string(b->depth) +
+                             " with token " + std::to_string(b->token) +
+                             ", but the grant says hold_count " + std::to_string(e.hold_count) +
+                             " and token " + std::to_string(e.token),
+                         {b->since, e.index});
+      }
+    }
+    if (e.op == Op::kRelease && e.type == Type::kInvoke) release_invoke[e.client] = e.index;
+    if (e.op == Op::kRelease && e.type == Type::kOk) {
+      auto it = release_invoke.find(e.client);
+      const uint32_t depth_before = it == release_invoke.end() ? 0 : h[it->second].hold_count;
+      const bool inner = depth_before > 1;
+      if (inner && e.state != LockState::kHeld) {
+        return violation(p,
+                         client_name(e.client) + "'s inner release at " + at_ref(e) + " (depth " +
+                             std::to_string(depth_before) +
+                             ") gave up the lock: state is no longer held",
+                         {it->second, e.index});
+      }
+      if (!inner && depth_before == 1 && e.state == LockState::kHeld) {
+        return violation(
+            p, client_name(e.client) + "'s last release at " + at_ref(e) + " left the lock held",
+            {it->second, e.index});
+      }
+    }
+    if (e.op == Op::kStrayRelease && e.type != Type::kInvoke && e.error != zk::Error::kNothing) {
+      return violation(p,
+                       client_name(e.client) + " released a lock it did not hold at " + at_ref(e) +
+                           " and got " +
+                           (e.type == Type::kOk ? std::string("success")
+                                                : std::string(zk::error_name(e.error))) +
+                           " instead of ZNOTHING",
+                       {e.index});
+    }
+    tracker.apply(e);
+  }
+  return Verdict::pass(p);
+}
+
+Verdict check_timeout_cleanup(const History& h) {
+  const Property p = Property::kTimeoutCleanup;
+  std::map<uint32_t, uint64_t> gave_up;  // client -> its timed-out / cancelled acquire
+  for (const Event& e : h.events()) {
+    if (e.op == Op::kAcquire && e.type == Type::kFail &&
+        (e.error == zk::Error::kOperationTimeout || e.error == zk::Error::kCancelled)) {
+      if (e.state != LockState::kIdle) {
+        return violation(p,
+                         client_name(e.client) + "'s acquire failed with " +
+                             zk::error_name(e.error) + " at " + at_ref(e) +
+                             " but the lock's state is not idle",
+                         {e.index});
+      }
+      gave_up[e.client] = e.index;
+    }
+    if (e.op == Op::kProbe) {
+      auto it = gave_up.find(e.client);
+      if (it == gave_up.end()) continue;
+      const uint64_t failed = it->second;
+      gave_up.erase(it);
+      if (!e.text.empty()) {
+        return violation(p,
+                         client_name(e.client) + "'s acquire failed with " +
+                             zk::error_name(h[failed].error) + " at " + at_ref(h[failed]) +
+                             " but its session still owns " + e.text,
+                         {failed, e.index});
+      }
+    }
+  }
+  return Verdict::pass(p);
+}
+
+}  // namespace lockstep::properties

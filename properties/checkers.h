@@ -1,0 +1,90 @@
+// lockstep properties: the checkers. Each takes a finished History (and, where a property is
+// about what is left behind, a snapshot of the final tree or the herd counters) and returns a
+// Verdict naming the events that prove it.
+//
+// Checkers are pure functions of their inputs: no simulator, no session, no clock. They judge
+// beliefs as the workload recorded them (properties/workload.h):
+//   - a client believes it holds from its fresh `ok acquire` until it invokes the release of its
+//     outermost hold, or reports `info lost`, crashes, reopens or gives up;
+//   - re-entrant acquires (hold_count > 1) and inner releases change the depth, not the belief;
+//   - the protected resource's `ok enter/leave` are accepted tokens, `fail` are rejections.
+// Which checker applies to which recipe under which faults is decided by the suite
+// (properties/claims.h), not here. Checkers never assert on their input: a malformed history
+// is a violation with a message, so a broken recipe cannot crash the checker.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "properties/history.h"
+#include "recipes/registry.h"
+#include "zk/types.h"
+
+namespace lockstep::properties {
+
+enum class Property : uint8_t {
+  kMutualExclusion,  // belief level: mutex/election one holder, rw: a writer overlaps nobody,
+                     // semaphore: at most max_leases
+  kFencedSafety,     // the resource never accepts a token lower than one it accepted, and a
+                     // token names one holder
+  kFifo,             // fresh grants follow queue (node creation) order among queued clients
+  kLiveness,         // after the heal phase every waiter acquires (or finishes) within a bound
+  kNoOrphans,        // at quiescence no lock node of a live session its owner does not know of
+  kHerdFree,         // at most one watch notification per release
+  kReentrancy,       // hold counts, owner-only release
+  kTimeoutCleanup,   // a timed-out or cancelled acquire leaves no node and an idle lock
+};
+constexpr int kPropertyCount = 8;
+const char* to_string(Property p);  // "mutual-exclusion", "fenced-safety", "fifo", ...
+// Parses a name printed by to_string. Returns false for an unknown name.
+bool parse_property(std::string_view name, Property* out);
+
+struct Verdict {
+  Property property = Property::kMutualExclusion;
+  bool ok = true;
+  std::string message;           // empty when ok; otherwise what happened, in one paragraph
+  std::vector<uint64_t> events;  // history indexes that prove the violation
+
+  static Verdict pass(Property p) { return Verdict{p, true, {}, {}}; }
+};
+
+// One node of the final tree under the lock's directory.
+struct NodeSnapshot {
+  std::string path;
+  zk::SessionId owner;       // ephemeral owner; invalid for persistent nodes
+  bool owner_alive = false;  // does the server still hold the owner's session?
+  zk::Zxid czxid;
+};
+
+// The lock's directory at quiescence (every node below it, parents before children).
+struct TreeSnapshot {
+  std::string lock_dir;
+  std::vector<NodeSnapshot> nodes;
+};
+
+// Watch notifications delivered by one delete transaction (copied from the simulator's herd
+// counters, so checkers stay independent of sim/).
+struct HerdSample {
+  zk::Zxid zxid;
+  std::string path;
+  uint32_t notifications = 0;
+  uint32_t requests_caused = 0;
+};
+
+// `max_holders` is the semaphore's lease count (ignored for the other kinds).
+Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t max_holders);
+Verdict check_fenced_safety(const History& h);
+Verdict check_fifo(const History& h);
+// Every client that neither gave up nor crashed must have finished; every acquire and release
+// must complete within `bound` after max(its invocation, heal_at). A failure names the blocked
+// clients and what each waits on (its nodes and the nodes before them in `tree`).
+Verdict check_liveness(const History& h, zk::Time heal_at, zk::Duration bound,
+                       const TreeSnapshot& tree);
+Verdict check_no_orphans(const History& h, const TreeSnapshot& tree);
+Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lock_dir);
+Verdict check_reentrancy(const History& h);
+Verdict check_timeout_cleanup(const History& h);
+
+}  // namespace lockstep::properties

@@ -1,0 +1,340 @@
+// Tests of each checker on small hand-made histories: one that satisfies the property and one
+// that violates it, with the violation naming the events that prove it.
+#include "properties/checkers.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace lockstep::properties {
+namespace {
+
+using recipes::LockState;
+using recipes::Role;
+
+// Builds a history one event at a time, with time advancing 1 ms per event.
+class Builder {
+ public:
+  uint64_t add(uint32_t client, Type type, Op op) { return h.add(make(client, type, op)); }
+  uint64_t grant(uint32_t client, int64_t token, Role role = Role::kExclusive,
+                 uint32_t hold_count = 1) {
+    Event e = make(client, Type::kOk, Op::kAcquire);
+    e.token = token;
+    e.role = role;
+    e.hold_count = hold_count;
+    e.text = "/l/lock-" + zk::format_sequence(zk::Sequence{static_cast<int32_t>(token)});
+    return h.add(std::move(e));
+  }
+  uint64_t acquire(uint32_t client, int64_t token, Role role = Role::kExclusive) {
+    Event inv = make(client, Type::kInvoke, Op::kAcquire);
+    inv.role = role;
+    h.add(std::move(inv));
+    return grant(client, token, role);
+  }
+  uint64_t release(uint32_t client, uint32_t depth = 1, LockState after = LockState::kIdle) {
+    Event inv = make(client, Type::kInvoke, Op::kRelease);
+    inv.hold_count = depth;
+    const uint64_t first = h.add(std::move(inv));
+    Event ok = make(client, Type::kOk, Op::kRelease);
+    ok.state = after;
+    h.add(std::move(ok));
+    return first;
+  }
+  uint64_t resource(uint32_t client, Op op, int64_t token, bool accepted) {
+    Event e = make(client, accepted ? Type::kOk : Type::kFail, op);
+    e.token = token;
+    return h.add(std::move(e));
+  }
+  uint64_t info(uint32_t client, Op op, std::string text = {}) {
+    Event e = make(client, Type::kInfo, op);
+    e.text = std::move(text);
+    return h.add(std::move(e));
+  }
+  uint64_t fail(uint32_t client, Op op, zk::Error error, LockState after = LockState::kIdle) {
+    Event e = make(client, Type::kFail, op);
+    e.error = error;
+    e.state = after;
+    return h.add(std::move(e));
+  }
+  Event make(uint32_t client, Type type, Op op) const {
+    Event e;
+    e.at = zk::Time{} + zk::milliseconds(static_cast<int64_t>(h.size()) + 1);
+    e.client = client;
+    e.session = zk::SessionId{0x100 + client};
+    e.type = type;
+    e.op = op;
+    return e;
+  }
+
+  History h;
+};
+
+// Two clients that take turns pass; a grant while the other client still holds is caught and
+// both grants are named.
+TEST(MutualExclusion, TurnsPassOverlapIsCaught) {
+  Builder ok;
+  ok.acquire(1, 1);
+  ok.release(1);
+  ok.acquire(2, 2);
+  ok.release(2);
+  EXPECT_TRUE(check_mutual_exclusion(ok.h, recipes::Kind::kMutex, 1).ok);
+
+  Builder bad;
+  const uint64_t g1 = bad.acquire(1, 1);
+  const uint64_t g2 = bad.acquire(2, 2);
+  const Verdict v = check_mutual_exclusion(bad.h, recipes::Kind::kMutex, 1);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.events, (std::vector<uint64_t>{g1, g2}));
+  EXPECT_NE(v.message.find("c2 was granted"), std::string::npos) << v.message;
+}
+
+// A lost notification ends the holder's belief, so a later grant to another client is fine;
+// without it the same grant is an overlap.
+TEST(MutualExclusion, LostNotificationEndsBelief) {
+  Builder ok;
+  ok.acquire(1, 1);
+  ok.info(1, Op::kLost);
+  ok.acquire(2, 2);
+  EXPECT_TRUE(check_mutual_exclusion(ok.h, recipes::Kind::kMutex, 1).ok);
+
+  Builder bad;
+  bad.acquire(1, 1);
+  bad.info(1, Op::kFault, "pause c1");
+  bad.acquire(2, 2);
+  EXPECT_FALSE(check_mutual_exclusion(bad.h, recipes::Kind::kMutex, 1).ok);
+}
+
+// Readers may overlap each other; a writer granted while a reader holds is caught.
+TEST(MutualExclusion, ReadWriteReadersShareWritersDoNot) {
+  Builder ok;
+  ok.acquire(1, 1, Role::kRead);
+  ok.acquire(2, 2, Role::kRead);
+  ok.release(1);
+  ok.release(2);
+  ok.acquire(3, 3, Role::kWrite);
+  EXPECT_TRUE(check_mutual_exclusion(ok.h, recipes::Kind::kReadWrite, 1).ok);
+
+  Builder bad;
+  bad.acquire(1, 1, Role::kRead);
+  bad.acquire(3, 3, Role::kWrite);
+  EXPECT_FALSE(check_mutual_exclusion(bad.h, recipes::Kind::kReadWrite, 1).ok);
+}
+
+// A semaphore with two leases allows two holders and catches the third.
+TEST(MutualExclusion, SemaphoreAllowsMaxLeases) {
+  Builder ok;
+  ok.acquire(1, 1);
+  ok.acquire(2, 2);
+  EXPECT_TRUE(check_mutual_exclusion(ok.h, recipes::Kind::kSemaphore, 2).ok);
+  ok.acquire(3, 3);
+  const Verdict v = check_mutual_exclusion(ok.h, recipes::Kind::kSemaphore, 2);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.events.size(), 3u);
+}
+
+// A re-entrant acquire by the holder is not an overlap, and the belief survives the inner
+// release: a grant to another client between inner and outer release is caught.
+TEST(MutualExclusion, ReentrantDepthKeepsBelief) {
+  Builder bad;
+  bad.acquire(1, 1);
+  bad.grant(1, 1, Role::kExclusive, 2);
+  bad.release(1, 2, LockState::kHeld);
+  EXPECT_TRUE(check_mutual_exclusion(bad.h, recipes::Kind::kMutex, 1).ok);
+  bad.acquire(2, 2);
+  EXPECT_FALSE(check_mutual_exclusion(bad.h, recipes::Kind::kMutex, 1).ok);
+}
+
+// A stale token rejected by the resource is fenced safety working; a resource history that
+// accepts a lower token after a higher one, or one token from two clients, is a violation.
+TEST(FencedSafety, RejectionPassesLowerAcceptedOrSharedTokenFails) {
+  Builder ok;
+  ok.resource(1, Op::kEnter, 5, true);
+  ok.resource(2, Op::kEnter, 7, true);
+  ok.resource(1, Op::kLeave, 5, false);
+  ok.resource(2, Op::kLeave, 7, true);
+  EXPECT_TRUE(check_fenced_safety(ok.h).ok);
+
+  Builder lower;
+  lower.resource(1, Op::kEnter, 5, true);
+  const uint64_t high = lower.resource(2, Op::kEnter, 7, true);
+  const uint64_t low = lower.resource(1, Op::kLeave, 5, true);
+  const Verdict v = check_fenced_safety(lower.h);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.events, (std::vector<uint64_t>{high, low}));
+
+  Builder shared;
+  shared.resource(1, Op::kEnter, 5, true);
+  shared.resource(2, Op::kEnter, 5, true);
+  EXPECT_FALSE(check_fenced_safety(shared.h).ok);
+}
+
+// Grants in token (queue) order pass; a grant of an older node after a newer one fails.
+TEST(Fifo, QueueOrderPassesJumpFails) {
+  Builder ok;
+  ok.acquire(1, 3);
+  ok.release(1);
+  ok.acquire(2, 4);
+  ok.release(2);
+  EXPECT_TRUE(check_fifo(ok.h).ok);
+
+  Builder bad;
+  const uint64_t late = bad.acquire(2, 4);
+  bad.release(2);
+  const uint64_t early = bad.acquire(1, 3);
+  const Verdict v = check_fifo(bad.h);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.events, (std::vector<uint64_t>{late, early}));
+}
+
+// Readers granted out of order among themselves are fine; a reader passing an earlier writer
+// is not.
+TEST(Fifo, ReadersMayReorderButNotPassWriters) {
+  Builder ok;
+  ok.acquire(2, 4, Role::kRead);
+  ok.acquire(1, 3, Role::kRead);
+  EXPECT_TRUE(check_fifo(ok.h).ok);
+
+  Builder bad;
+  bad.acquire(2, 4, Role::kRead);
+  bad.release(2);
+  bad.acquire(1, 3, Role::kWrite);
+  EXPECT_FALSE(check_fifo(bad.h).ok);
+}
+
+// Clients that finish pass; a client stuck in acquire is named with its node and the live
+// node it waits behind.
+TEST(Liveness, FinishedPassesBlockedWaiterIsNamed) {
+  TreeSnapshot tree;
+  tree.lock_dir = "/l";
+  Builder ok;
+  ok.acquire(1, 1);
+  ok.release(1);
+  ok.info(1, Op::kDone);
+  EXPECT_TRUE(check_liveness(ok.h, zk::Time{}, zk::seconds(1), tree).ok);
+
+  Builder bad;
+  bad.acquire(1, 1);
+  bad.info(1, Op::kReopen);  // c1 moved on to a new session, forgetting its node
+  bad.info(1, Op::kDone);
+  const uint64_t inv = bad.add(2, Type::kInvoke, Op::kAcquire);
+  tree.nodes.push_back({"/l/lock-0000000001", zk::SessionId{0x101}, true, zk::Zxid{3}});
+  tree.nodes.push_back({"/l/lock-0000000002", zk::SessionId{0x102}, true, zk::Zxid{4}});
+  const Verdict v = check_liveness(bad.h, zk::Time{}, zk::seconds(1), tree);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.events, (std::vector<uint64_t>{inv}));
+  EXPECT_NE(v.message.find("c2 is blocked in acquire"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("waits behind /l/lock-0000000001 owned by session 0x101 (c1)"),
+            std::string::npos)
+      << v.message;
+}
+
+// An acquire that completes long after the heal violates the bound even though it completed.
+TEST(Liveness, SlowCompletionAfterHealFails) {
+  TreeSnapshot tree;
+  Builder b;
+  b.add(1, Type::kInvoke, Op::kAcquire);
+  b.h.add(b.make(1, Type::kOk, Op::kAcquire));
+  b.info(1, Op::kDone);
+  EXPECT_TRUE(check_liveness(b.h, zk::Time{}, zk::milliseconds(5), tree).ok);
+  EXPECT_FALSE(check_liveness(b.h, zk::Time{}, zk::microseconds(10), tree).ok);
+}
+
+// A node of a finished client's live session is an orphan; the node of a client still waiting
+// in acquire, or of a dead session, is not.
+TEST(NoOrphans, FinishedClientsNodeIsOrphan) {
+  Builder b;
+  b.add(1, Type::kInvoke, Op::kAcquire);  // c1 still waiting
+  b.acquire(2, 2);
+  b.release(2);
+  b.info(2, Op::kDone);
+  TreeSnapshot ok;
+  ok.lock_dir = "/l";
+  ok.nodes.push_back({"/l/lock-0000000001", zk::SessionId{0x101}, true, zk::Zxid{3}});
+  ok.nodes.push_back({"/l/lock-0000000000", zk::SessionId{0x102}, false, zk::Zxid{2}});
+  EXPECT_TRUE(check_no_orphans(b.h, ok).ok);
+
+  TreeSnapshot bad = ok;
+  bad.nodes.push_back({"/l/lock-0000000002", zk::SessionId{0x102}, true, zk::Zxid{4}});
+  const Verdict v = check_no_orphans(b.h, bad);
+  ASSERT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("/l/lock-0000000002"), std::string::npos) << v.message;
+}
+
+// One notification per release under the lock passes; three fail; deletes elsewhere are
+// ignored.
+TEST(HerdFree, CountsOnlyLockDeletes) {
+  std::vector<HerdSample> herd{{zk::Zxid{5}, "/l/lock-0000000001", 1, 2},
+                               {zk::Zxid{6}, "/other/x", 4, 4}};
+  EXPECT_TRUE(check_herd_free(herd, "/l").ok);
+  herd.push_back({zk::Zxid{7}, "/l/lock-0000000002", 3, 6});
+  const Verdict v = check_herd_free(herd, "/l");
+  ASSERT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("3 watch notifications"), std::string::npos) << v.message;
+}
+
+// Correct hold counts and owner-only release pass; an inner release that drops the lock, a
+// re-entrant grant with a new token, and a stray release that succeeds each fail.
+TEST(Reentrancy, CountsTokensAndStrayRelease) {
+  Builder ok;
+  ok.acquire(1, 1);
+  ok.grant(1, 1, Role::kExclusive, 2);
+  ok.release(1, 2, LockState::kHeld);
+  ok.release(1, 1, LockState::kIdle);
+  ok.add(2, Type::kInvoke, Op::kStrayRelease);
+  ok.fail(2, Op::kStrayRelease, zk::Error::kNothing);
+  EXPECT_TRUE(check_reentrancy(ok.h).ok);
+
+  Builder drop;
+  drop.acquire(1, 1);
+  drop.grant(1, 1, Role::kExclusive, 2);
+  drop.release(1, 2, LockState::kIdle);
+  EXPECT_FALSE(check_reentrancy(drop.h).ok);
+
+  Builder token;
+  token.acquire(1, 1);
+  token.grant(1, 9, Role::kExclusive, 2);
+  EXPECT_FALSE(check_reentrancy(token.h).ok);
+
+  Builder stray;
+  stray.add(2, Type::kInvoke, Op::kStrayRelease);
+  stray.h.add(stray.make(2, Type::kOk, Op::kStrayRelease));
+  EXPECT_FALSE(check_reentrancy(stray.h).ok);
+}
+
+// A timed-out acquire whose probe finds nothing passes; one that leaves its node, or leaves the
+// lock in a non-idle state, fails.
+TEST(TimeoutCleanup, ProbeMustBeEmpty) {
+  Builder ok;
+  ok.add(1, Type::kInvoke, Op::kAcquire);
+  ok.fail(1, Op::kAcquire, zk::Error::kOperationTimeout);
+  ok.info(1, Op::kProbe);
+  EXPECT_TRUE(check_timeout_cleanup(ok.h).ok);
+
+  Builder left;
+  left.add(1, Type::kInvoke, Op::kAcquire);
+  const uint64_t failed = left.fail(1, Op::kAcquire, zk::Error::kCancelled);
+  const uint64_t probe = left.info(1, Op::kProbe, "/l/lock-0000000004");
+  const Verdict v = check_timeout_cleanup(left.h);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.events, (std::vector<uint64_t>{failed, probe}));
+
+  Builder state;
+  state.add(1, Type::kInvoke, Op::kAcquire);
+  state.fail(1, Op::kAcquire, zk::Error::kOperationTimeout, LockState::kAcquiring);
+  EXPECT_FALSE(check_timeout_cleanup(state.h).ok);
+}
+
+// Property names round-trip through their printed form.
+TEST(Property, NamesRoundTrip) {
+  for (int i = 0; i < kPropertyCount; ++i) {
+    Property p;
+    ASSERT_TRUE(parse_property(to_string(static_cast<Property>(i)), &p));
+    EXPECT_EQ(static_cast<int>(p), i);
+  }
+  Property p;
+  EXPECT_FALSE(parse_property("no-such-property", &p));
+}
+
+}  // namespace
+}  // namespace lockstep::properties
