@@ -19,6 +19,8 @@
 //     coroutine (the body, tasks it spawns on any session's context, watch and session
 //     deliveries) resumes there. run() blocks the test's thread until the body is done.
 // A body may spawn more root tasks on any session's context and join them.
+// Sessions, watches and subscriptions are touched ONLY inside bodies (on the backend's thread);
+// the test's thread uses nothing but Backend's own methods, and never while run() is active.
 //
 // Invariants every Backend keeps:
 //   1. open() returns a session that is kConnected, with a valid id. Sessions live until the

@@ -44,8 +44,10 @@ namespace lockstep::conformance {
 // Each suite_*.cc defines one of these; calling them pulls its TEST_P registrations in.
 void link_suite_tree();
 void link_suite_watch();
+void link_suite_session();
 void link_conformance_suite() {
   link_suite_tree();
   link_suite_watch();
+  link_suite_session();
 }
 }  // namespace lockstep::conformance
