@@ -1,0 +1,137 @@
+// Flag parsing and usage errors shared by every subcommand (see cli/cli.h).
+#include <charconv>
+#include <iostream>
+
+#include "cli/cli.h"
+
+namespace lockstep::cli {
+
+std::string Args::get(std::string_view name, std::string fallback) const {
+  auto it = flags.find(std::string(name));
+  return it == flags.end() ? fallback : it->second;
+}
+
+const std::vector<const Command*>& commands() {
+  static const std::vector<const Command*> all = {&kCheckCommand, &kListCommand, &kVersionCommand,
+                                                  &kHelpCommand};
+  return all;
+}
+
+const Command* find_command(std::string_view name) {
+  for (const Command* c : commands()) {
+    if (c->name == name) return c;
+  }
+  return nullptr;
+}
+
+int usage_error(const Command& command, std::string_view message) {
+  std::cerr << "lockstep " << command.name << ": " << message << "\n"
+            << "Run 'lockstep help " << command.name << "' for its usage.\n";
+  return kExitUsage;
+}
+
+namespace {
+
+const FlagSpec* find_flag(const Command& command, std::string_view name) {
+  for (const FlagSpec& f : command.flags) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+std::string flag_list(const Command& command) {
+  if (command.flags.empty()) return "it takes no flags";
+  std::string s = "its flags are:";
+  for (const FlagSpec& f : command.flags) s += " --" + f.name;
+  return s;
+}
+
+}  // namespace
+
+std::optional<Args> parse_args(const Command& command, const std::vector<std::string>& argv) {
+  Args args;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "-h" || a == "--help") {
+      args.flags["help"] = "";
+      continue;
+    }
+    if (a.rfind("--", 0) != 0 || a.size() == 2) {
+      if (!a.empty() && a[0] == '-') {
+        usage_error(command, "unknown option '" + a + "'; flags are spelled --name (" +
+                                 flag_list(command) + ")");
+        return std::nullopt;
+      }
+      if (command.positional.empty()) {
+        usage_error(command, "unexpected argument '" + a + "'; '" + command.name +
+                                 "' takes no arguments (" + flag_list(command) + ")");
+        return std::nullopt;
+      }
+      args.positional.push_back(a);
+      continue;
+    }
+    std::string name = a.substr(2);
+    std::optional<std::string> inline_value;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      inline_value = name.substr(eq + 1);
+      name.resize(eq);
+    }
+    const FlagSpec* spec = find_flag(command, name);
+    if (spec == nullptr) {
+      usage_error(command, "unknown flag '--" + name + "' (" + flag_list(command) + ")");
+      return std::nullopt;
+    }
+    if (spec->value_name.empty()) {
+      if (inline_value) {
+        usage_error(command, "flag '--" + name + "' takes no value; write just --" + name);
+        return std::nullopt;
+      }
+      args.flags[name] = "";
+      continue;
+    }
+    if (!inline_value) {
+      if (i + 1 >= argv.size()) {
+        usage_error(command,
+                    "flag '--" + name + "' needs a value: --" + name + " " + spec->value_name);
+        return std::nullopt;
+      }
+      inline_value = argv[++i];
+    }
+    args.flags[name] = *inline_value;
+  }
+  return args;
+}
+
+std::optional<uint64_t> parse_uint_flag(const Command& command, const Args& args,
+                                        std::string_view name, uint64_t fallback, uint64_t min,
+                                        uint64_t max) {
+  if (!args.has(name)) return fallback;
+  const std::string text = args.get(name, "");
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
+    usage_error(command, "flag '--" + std::string(name) + "' wants a whole number from " +
+                             std::to_string(min) + " to " + std::to_string(max) + ", not '" + text +
+                             "'");
+    return std::nullopt;
+  }
+  return v;
+}
+
+void print_command_usage(const Command& command, std::ostream& out) {
+  out << "usage: lockstep " << command.name;
+  if (!command.flags.empty()) out << " [flags]";
+  if (!command.positional.empty()) out << " " << command.positional;
+  out << "\n\n" << command.summary << "\n";
+  if (command.flags.empty()) return;
+  out << "\nflags:\n";
+  for (const FlagSpec& f : command.flags) {
+    std::string left = "--" + f.name;
+    if (!f.value_name.empty()) left += " " + f.value_name;
+    out << "  " << left;
+    for (size_t pad = left.size(); pad < 18; ++pad) out << ' ';
+    out << "  " << f.help << "\n";
+  }
+}
+
+}  // namespace lockstep::cli

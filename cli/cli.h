@@ -1,0 +1,81 @@
+// lockstep CLI: the command table and the flag parser every subcommand shares.
+//
+// The binary (target `lockstep`, built at build/cli/lockstep and run through the top-level
+// ./lockstep script) is a thin dispatcher: cli/main.cc looks the first argument up in commands()
+// and hands the rest to that command's run(). Each subcommand lives in its own cli/cmd_*.cc and
+// exports one `const Command`, so replacing `check` (today a simulator self-check) by the
+// property runner is replacing cli/cmd_check.cc.
+//
+// Exit codes: 0 success, 1 the command ran and found a failure, 2 a usage error (unknown
+// subcommand, unknown flag, bad or missing value). A usage error always says what was wrong and
+// how to fix it. Single-threaded; no global state beyond the constant command table.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lockstep::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+struct FlagSpec {
+  std::string name;        // without the dashes: "json" for --json
+  std::string value_name;  // empty for a boolean flag; "N" for --seed N
+  std::string help;        // one line
+};
+
+// The flags and positional arguments a command was given, already checked against its specs.
+struct Args {
+  std::map<std::string, std::string> flags;  // boolean flags map to ""
+  std::vector<std::string> positional;
+
+  bool has(std::string_view name) const { return flags.count(std::string(name)) != 0; }
+  // The flag's value, or `fallback` when absent.
+  std::string get(std::string_view name, std::string fallback) const;
+};
+
+struct Command {
+  std::string name;
+  std::string summary;     // one line, for `lockstep help`
+  std::string positional;  // e.g. "[COMMAND]"; empty when the command takes none
+  std::vector<FlagSpec> flags;
+  // Returns an exit code. Usage errors found after parsing (a value out of range) go through
+  // usage_error() so they read like the parser's own.
+  int (*run)(const Command& self, const Args& args);
+};
+
+// Every subcommand, in the order `lockstep help` lists them.
+const std::vector<const Command*>& commands();
+const Command* find_command(std::string_view name);
+
+// Parses argv after the subcommand name. Accepts "--flag", "--flag VALUE", "--flag=VALUE" and
+// "-h"/"--help" (reported as the flag "help"). On an error, prints it (with the fix) to stderr
+// and returns nullopt.
+std::optional<Args> parse_args(const Command& command, const std::vector<std::string>& argv);
+
+// Prints "lockstep <command>: <message>" and how to get help; returns kExitUsage.
+int usage_error(const Command& command, std::string_view message);
+
+// Parses a non-negative decimal integer flag value in [min, max]; on failure reports a usage
+// error naming the flag and returns nullopt.
+std::optional<uint64_t> parse_uint_flag(const Command& command, const Args& args,
+                                        std::string_view name, uint64_t fallback, uint64_t min,
+                                        uint64_t max);
+
+// The full usage text of one command.
+void print_command_usage(const Command& command, std::ostream& out);
+
+// The subcommands, each defined in its own cli/cmd_*.cc.
+extern const Command kCheckCommand;
+extern const Command kListCommand;
+extern const Command kVersionCommand;
+extern const Command kHelpCommand;
+
+}  // namespace lockstep::cli
