@@ -36,6 +36,7 @@ Task<void> ids_body(Session* a, Session* b, Session* c, std::string root) {
     const std::string e = child_path(root, "e" + std::to_string(i++));
     CO_ASSERT_OK(co_await s->create(e, "", CreateMode::kEphemeral));
     // Seen by another session, through the server.
+    CO_ASSERT_TRUE(co_await catch_up(c, e));
     auto st = co_await c->exists(e);
     CO_ASSERT_OK(st);
     EXPECT_EQ(st.value.ephemeral_owner, s->id());
@@ -73,6 +74,7 @@ Task<void> setup_victim_body(Session* victim, Session* observer, std::string roo
 // After the victim's session ended on the server: its ephemerals are gone in one step, the
 // observer's watches fired before the reply that shows it, everything else is intact.
 Task<void> check_cleanup_body(Session* observer, std::string root, Observed* seen) {
+  CO_ASSERT_TRUE(co_await catch_up(observer, root));
   EXPECT_EQ((co_await observer->exists(child_path(root, "e"))).error, Error::kNoNode);
   EXPECT_TRUE(seen->ephemeral.fired()) << "the reply showing the node gone came before the event";
   auto e = co_await wait_event(seen->ephemeral, observer);
@@ -149,6 +151,7 @@ Task<void> arm_own_watches_body(Session* victim, std::string root, OwnWatches* w
 
 Task<void> change_after_expiry_body(Session* other, std::string root) {
   const std::string p = child_path(root, "p");
+  CO_ASSERT_TRUE(co_await catch_up(other, root));
   EXPECT_EQ((co_await other->exists(child_path(root, "e"))).error, Error::kNoNode);
   CO_ASSERT_OK(co_await other->set_data(p, "changed"));
   CO_ASSERT_OK(co_await other->create(child_path(p, "c"), "", CreateMode::kPersistent));

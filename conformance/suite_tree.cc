@@ -288,6 +288,7 @@ Task<void> node_exists_body(Session* a, Session* b, std::string root) {
     EXPECT_EQ((co_await a->create(e, "again", mode)).error, Error::kNodeExists);
     EXPECT_EQ((co_await b->create(e, "theirs", mode)).error, Error::kNodeExists);
   }
+  CO_ASSERT_TRUE(co_await catch_up(b, e));
   auto data = co_await b->get_data(e);
   CO_ASSERT_OK(data);
   EXPECT_EQ(data.value.data, "mine");

@@ -56,6 +56,15 @@ inline auto wait_event(const zk::Watch& w, zk::Session* on) {
   return w.wait(on->context().now() + kEventWait);
 }
 
+// Makes `s`'s server as new as the leader before a read that must see another session's write
+// (on a standalone server a no-op round trip; on an ensemble a follower may lag). Failing is a
+// test failure; returns whether it succeeded.
+inline zk::Task<bool> catch_up(zk::Session* s, std::string path) {
+  zk::Status st = co_await s->sync(std::move(path));
+  EXPECT_EQ(st.error, zk::Error::kOk) << "sync failed";
+  co_return st.ok();
+}
+
 // A round trip on `s`: its reply comes after every reply and watch event the session's FIFO
 // ordered before it. Returns the round trip's error (kOk, or kNoNode for a missing path).
 inline zk::Task<zk::Error> barrier(zk::Session* s, std::string path) {

@@ -61,6 +61,7 @@ Task<void> no_watch_on_missing_body(Session* a, Session* b, std::string root) {
   CO_ASSERT_OK(co_await b->create(n, "", CreateMode::kPersistent));
   CO_ASSERT_OK(co_await b->create(child_path(n, "c"), "", CreateMode::kPersistent));
   CO_ASSERT_OK(co_await b->set_data(n, "x"));
+  CO_ASSERT_TRUE(co_await catch_up(a, n));
   EXPECT_EQ(co_await barrier(a, n), Error::kOk);
   EXPECT_FALSE(wd.fired());
   EXPECT_FALSE(wc.fired());
@@ -77,6 +78,7 @@ TEST_P(ConformanceTest, GetDataAndGetChildrenOnAMissingNodeArmNothing) {
 Task<void> one_shot_body(Session* a, Session* b, std::string root) {
   const std::string n = child_path(root, "n");
   CO_ASSERT_OK(co_await b->create(n, "0", CreateMode::kPersistent));
+  CO_ASSERT_TRUE(co_await catch_up(a, n));
   Watch w1;
   CO_ASSERT_OK(co_await a->get_data(n, &w1));
   EXPECT_TRUE(w1.armed());
@@ -152,6 +154,7 @@ TEST_P(ConformanceTest, ChildWatchFiresOnChildCreateAndDeleteOnly) {
 Task<void> data_watch_body(Session* a, Session* b, std::string root) {
   const std::string n = child_path(root, "n");
   CO_ASSERT_OK(co_await b->create(n, "", CreateMode::kPersistent));
+  CO_ASSERT_TRUE(co_await catch_up(a, n));
   Watch wd;
   Watch we;
   Watch wc;
@@ -197,6 +200,7 @@ Task<void> event_before_reply_body(Session* a, Session* b, std::string root) {
   const std::string n = child_path(root, "n");
   const std::string m = child_path(root, "m");
   CO_ASSERT_OK(co_await b->create(n, "old", CreateMode::kPersistent));
+  CO_ASSERT_TRUE(co_await catch_up(a, n));
   Watch wd;
   Watch wc;
   Watch we;
@@ -204,17 +208,28 @@ Task<void> event_before_reply_body(Session* a, Session* b, std::string root) {
   CO_ASSERT_OK(co_await a->get_children(root, &wc));
   EXPECT_EQ((co_await a->exists(m, &we)).error, Error::kNoNode);
 
-  // b's writes are complete before a sends anything, so a's reads observe them; each read's
-  // reply must find the watch it invalidated already fired.
+  // b's writes are complete before a sends anything, so a's reads observe them (on an ensemble
+  // a's server may lag: then a syncs and reads again). Whichever reply first shows the change
+  // must find the watch it invalidated already fired.
   CO_ASSERT_OK(co_await b->set_data(n, "new"));
   auto data = co_await a->get_data(n);
   CO_ASSERT_OK(data);
+  if (data.value.data != "new") {
+    CO_ASSERT_TRUE(co_await catch_up(a, n));
+    data = co_await a->get_data(n);
+    CO_ASSERT_OK(data);
+  }
   EXPECT_EQ(data.value.data, "new");
   EXPECT_TRUE(wd.fired()) << "get_data observed the change before the data watch fired";
 
   CO_ASSERT_OK(co_await b->create(m, "", CreateMode::kPersistent));
   auto kids = co_await a->get_children(root);
   CO_ASSERT_OK(kids);
+  if (kids.value.stat.num_children != 2) {
+    CO_ASSERT_TRUE(co_await catch_up(a, root));
+    kids = co_await a->get_children(root);
+    CO_ASSERT_OK(kids);
+  }
   EXPECT_EQ(kids.value.stat.num_children, 2);
   EXPECT_TRUE(wc.fired()) << "get_children observed the new child before the child watch fired";
   EXPECT_TRUE(we.fired()) << "the same reply came before the creation watch fired";
