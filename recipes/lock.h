@@ -39,17 +39,17 @@ struct Grant {
   // Monotonically increasing per grant of this lock (the lock node's czxid): a protected
   // resource rejects a token lower than one it has already accepted.
   int64_t fencing_token = 0;
-  std::string node;      // the full path of the node that represents the grant
+  std::string node;         // the full path of the node that represents the grant
   uint32_t hold_count = 1;  // re-entrant depth after this acquire (1 for a fresh grant)
 };
 
 enum class Role : uint8_t { kExclusive, kRead, kWrite };
 
 struct LockOptions {
-  std::string path;          // the lock's directory (e.g. "/locks/orders"); created if missing
+  std::string path;              // the lock's directory (e.g. "/locks/orders"); created if missing
   Role role = Role::kExclusive;  // kRead / kWrite for read/write locks
-  uint32_t max_leases = 1;   // semaphores: how many holders at once
-  std::string client_name;   // for node names and logs ("c3")
+  uint32_t max_leases = 1;       // semaphores: how many holders at once
+  std::string client_name;       // for node names and logs ("c3")
 };
 
 class Lock {

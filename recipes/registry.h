@@ -27,7 +27,7 @@ const char* to_string(Expected e);  // "correct", "broken"
 using LockFactory = std::function<std::unique_ptr<Lock>(zk::Session&, const LockOptions&)>;
 
 struct RecipeInfo {
-  std::string name;         // "fair-mutex", "broken/no-id-in-name", ...
+  std::string name;  // "fair-mutex", "broken/no-id-in-name", ...
   Kind kind = Kind::kMutex;
   Expected expected = Expected::kCorrect;
   std::string description;  // for a broken variant: its bug, in one line

@@ -1,0 +1,307 @@
+#include "recipes/lock_base.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <utility>
+
+namespace lockstep::recipes {
+
+using zk::Error;
+
+const char* to_string(LockState s) {
+  switch (s) {
+    case LockState::kIdle: return "idle";
+    case LockState::kAcquiring: return "acquiring";
+    case LockState::kHeld: return "held";
+    case LockState::kSuspended: return "suspended";
+    case LockState::kLost: return "lost";
+  }
+  return "?";
+}
+
+LockBase::LockBase(zk::Session& session, LockOptions options, std::string recipe_name)
+    : session_(session),
+      options_(std::move(options)),
+      recipe_name_(std::move(recipe_name)),
+      gw_(std::make_shared<detail::GrantWatch>()) {}
+
+LockBase::~LockBase() { stop_monitor(Error::kNothing); }
+
+std::string LockBase::node_data() const { return options_.client_name; }
+
+std::string LockBase::attempt_tag() {
+  const uint64_t r = session_.context().random_below(uint64_t{1} << 32);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%" PRIu64 "x%08" PRIx64, ++attempt_counter_, r);
+  const std::string& client =
+      options_.client_name.empty() ? std::string("anon") : options_.client_name;
+  return "_c_" + client + "-" + buf + "-";
+}
+
+bool LockBase::session_dead() const {
+  const zk::SessionState s = session_.state();
+  return s == zk::SessionState::kExpired || s == zk::SessionState::kClosed;
+}
+
+// ---- acquire / release ------------------------------------------------------------------------
+
+zk::Task<zk::Result<Grant>> LockBase::acquire(zk::Time deadline) {
+  using R = zk::Result<Grant>;
+  if (phase_ == Phase::kHeld) {
+    // Re-entrant: the Lock object is the holder. A lost grant is not extended.
+    if (state() == LockState::kLost) co_return R::failure(Error::kSessionExpired);
+    ++hold_count_;
+    co_return R{Error::kOk, Grant{held_.czxid.value, held_.path, hold_count_}};
+  }
+  // One operation at a time per handle (see lock.h); a second concurrent acquire is misuse.
+  if (phase_ != Phase::kIdle) co_return R::failure(Error::kApiError);
+  phase_ = Phase::kAcquiring;
+  ++stats_.attempts;
+  zk::Result<Held> r = co_await attempt(deadline);
+  if (!r.ok()) {
+    phase_ = Phase::kIdle;
+    co_return R::failure(r.error);
+  }
+  held_ = std::move(r.value);
+  hold_count_ = 1;
+  phase_ = Phase::kHeld;
+  start_monitor();
+  co_return R{Error::kOk, Grant{held_.czxid.value, held_.path, hold_count_}};
+}
+
+zk::Task<zk::Status> LockBase::release() {
+  if (phase_ != Phase::kHeld) co_return zk::Status::failure(Error::kNothing);
+  if (hold_count_ > 1) {
+    --hold_count_;
+    co_return zk::Status{};
+  }
+  phase_ = Phase::kReleasing;
+  hold_count_ = 0;
+  stop_monitor(Error::kNothing);
+  const Held held = held_;
+  if (release_forgets_node_) {
+    // Broken: one delete; if its outcome is unknown, the node is forgotten.
+    (void)co_await session_.remove(held.path);
+  } else {
+    // kOk or kSessionExpired: either way the node is no longer ours.
+    (void)co_await remove_own(held.path, held.session);
+  }
+  held_ = Held{};
+  phase_ = Phase::kIdle;
+  co_return zk::Status{};
+}
+
+// ---- safety (S7) ------------------------------------------------------------------------------
+
+LockState LockBase::state() const {
+  switch (phase_) {
+    case Phase::kIdle:
+    case Phase::kReleasing: return LockState::kIdle;
+    case Phase::kAcquiring: return LockState::kAcquiring;
+    case Phase::kHeld: break;
+  }
+  if (ignore_expiry_) return LockState::kHeld;
+  if (gw_->lost) return LockState::kLost;
+  if (session_dead() || session_.id() != held_.session) return LockState::kLost;
+  if (session_.state() == zk::SessionState::kConnecting || gw_->suspended) {
+    return LockState::kSuspended;
+  }
+  return LockState::kHeld;
+}
+
+zk::Task<zk::Status> LockBase::lost() {
+  if (phase_ != Phase::kHeld) co_return zk::Status::failure(Error::kNothing);
+  const LockState s = state();
+  if (s == LockState::kSuspended || s == LockState::kLost) co_return zk::Status{};
+  zk::Promise<zk::Status> p;
+  gw_->waiters.push_back(p);
+  co_return co_await p.future();
+}
+
+void LockBase::start_monitor() {
+  if (ignore_expiry_) return;
+  gw_->generation++;
+  gw_->suspended = false;
+  gw_->lost = false;
+  // Subscribe now, synchronously with the grant, so no session event can slip in between.
+  zk::SessionEvents events = session_.subscribe();
+  monitor_ = session_.context().spawn(monitor(gw_, &session_, std::move(events), held_.path,
+                                              held_.session, gw_->generation, &stats_),
+                                      "lock-monitor");
+}
+
+void LockBase::stop_monitor(Error why) {
+  gw_->generation++;
+  if (monitor_.valid()) monitor_.cancel();
+  monitor_ = zk::TaskHandle();
+  gw_->notify(why);
+  gw_->suspended = false;
+  gw_->lost = false;
+}
+
+zk::Task<void> LockBase::monitor(std::shared_ptr<detail::GrantWatch> gw, zk::Session* session,
+                                 zk::SessionEvents events, std::string node, zk::SessionId sid,
+                                 uint64_t generation, RecipeStats* stats) {
+  for (int i = 0; i < kMaxRounds; ++i) {
+    zk::Result<zk::WatchEvent> ev = co_await events.next();
+    // Check the generation before touching anything else: a stale monitor's lock may be gone.
+    if (gw->generation != generation) co_return;
+    if (!ev.ok()) {
+      if (ev.error == Error::kCancelled) co_return;
+      continue;
+    }
+    switch (ev.value.state) {
+      case zk::SessionState::kConnecting:
+        if (!gw->suspended) {
+          gw->suspended = true;
+          ++stats->monitor_transitions;
+          gw->notify(Error::kOk);
+        }
+        break;
+      case zk::SessionState::kConnected: {
+        zk::Result<zk::Stat> e = co_await session->exists(node);
+        if (gw->generation != generation) co_return;
+        if (e.ok() && e.value.ephemeral_owner == sid) {
+          if (gw->suspended) ++stats->monitor_transitions;
+          gw->suspended = false;
+        } else if (e.ok() || e.error == Error::kNoNode || zk::is_session_fatal(e.error)) {
+          gw->lost = true;
+          ++stats->monitor_transitions;
+          gw->notify(Error::kOk);
+          co_return;
+        }
+        // Connection lost again while checking: stay suspended; the next kConnected re-checks.
+        break;
+      }
+      case zk::SessionState::kExpired:
+      case zk::SessionState::kClosed:
+        gw->lost = true;
+        ++stats->monitor_transitions;
+        gw->notify(Error::kOk);
+        co_return;
+    }
+  }
+}
+
+// ---- helpers -----------------------------------------------------------------------------------
+
+zk::Task<zk::Status> LockBase::wait_connected(zk::Time deadline) {
+  // Subscribe before looking at the state, so a reconnect between the two is not missed.
+  zk::SessionEvents events = session_.subscribe();
+  for (int i = 0; i < kMaxRetries; ++i) {
+    if (session_dead()) co_return zk::Status::failure(Error::kSessionExpired);
+    if (session_.state() == zk::SessionState::kConnected) co_return zk::Status{};
+    zk::Result<zk::WatchEvent> ev = co_await events.next(deadline);
+    if (!ev.ok()) co_return zk::Status::failure(ev.error);  // timeout or cancelled
+  }
+  co_return zk::Status::failure(Error::kConnectionLoss);
+}
+
+zk::Task<zk::Status> LockBase::ensure_dir(zk::Time deadline) {
+  const std::string path = options_.path;
+  for (int i = 0; i < kMaxRetries; ++i) {
+    zk::Result<zk::Stat> e = co_await session_.exists(path).until(deadline);
+    if (e.ok()) co_return zk::Status{};
+    if (e.error != Error::kNoNode) {
+      if (e.error != Error::kConnectionLoss) co_return zk::Status::failure(e.error);
+      zk::Status w = co_await wait_connected(deadline);
+      if (!w.ok()) co_return w;
+      continue;
+    }
+    // Create each missing component, parents first. kNodeExists is success (a racing client).
+    size_t pos = 0;
+    while (pos != std::string::npos) {
+      pos = path.find('/', pos + 1);
+      const std::string prefix = path.substr(0, pos);
+      zk::Result<zk::Created> c =
+          co_await session_.create(prefix, "", zk::CreateMode::kPersistent).until(deadline);
+      if (c.ok() || c.error == Error::kNodeExists) continue;
+      if (c.error != Error::kConnectionLoss) co_return zk::Status::failure(c.error);
+      zk::Status w = co_await wait_connected(deadline);
+      if (!w.ok()) co_return w;
+      break;  // start over from the exists check
+    }
+  }
+  co_return zk::Status::failure(Error::kConnectionLoss);
+}
+
+zk::Task<zk::Result<zk::Stat>> LockBase::check_own(std::string path, zk::Time deadline) {
+  zk::Result<zk::Stat> e = co_await session_.exists(path).until(deadline);
+  if (e.ok() && e.value.ephemeral_owner != session_.id()) {
+    co_return zk::Result<zk::Stat>::failure(Error::kNoNode);
+  }
+  co_return e;
+}
+
+zk::Task<zk::Status> LockBase::remove_own(std::string path, zk::SessionId sid) {
+  bool verify = false;  // after an ambiguous delete, check the node is still ours first
+  for (int i = 0; i < kMaxRetries; ++i) {
+    if (session_dead() || session_.id() != sid)
+      co_return zk::Status::failure(Error::kSessionExpired);
+    if (verify) {
+      zk::Result<zk::Stat> e = co_await session_.exists(path);
+      if (e.error == Error::kNoNode) co_return zk::Status{};
+      if (e.ok() && e.value.ephemeral_owner != sid) co_return zk::Status{};
+      if (!e.ok()) {
+        if (zk::is_session_fatal(e.error)) co_return zk::Status::failure(Error::kSessionExpired);
+        if (e.error == Error::kConnectionLoss) (void)co_await wait_connected(zk::kNever);
+        continue;
+      }
+    }
+    zk::Status r = co_await session_.remove(path);
+    if (r.ok() || r.error == Error::kNoNode) co_return zk::Status{};
+    if (zk::is_session_fatal(r.error)) co_return zk::Status::failure(Error::kSessionExpired);
+    if (!zk::is_ambiguous(r.error)) co_return r;  // kBadVersion / kNotEmpty: not ours to fix
+    ++stats_.remove_retries;
+    verify = true;
+    if (r.error == Error::kConnectionLoss) (void)co_await wait_connected(zk::kNever);
+  }
+  co_return zk::Status::failure(Error::kConnectionLoss);
+}
+
+// ---- contenders -------------------------------------------------------------------------------
+
+std::vector<Contender> parse_contenders(const std::vector<std::string>& names,
+                                        const std::vector<std::string>& markers) {
+  std::vector<Contender> out;
+  for (const std::string& n : names) {
+    for (size_t m = 0; m < markers.size(); ++m) {
+      const size_t pos = n.rfind(markers[m]);
+      if (pos == std::string::npos) continue;
+      zk::Sequence seq;
+      if (!zk::parse_sequence_suffix(std::string_view(n).substr(pos + markers[m].size()), &seq)) {
+        continue;
+      }
+      out.push_back(Contender{n, seq, m});
+      break;
+    }
+  }
+  return out;
+}
+
+void sort_contenders(std::vector<Contender>* cs, zk::Sequence reference, SortOrder order) {
+  auto serial = [reference](const Contender& c) {
+    return static_cast<int32_t>(static_cast<uint32_t>(c.seq.value) -
+                                static_cast<uint32_t>(reference.value));
+  };
+  switch (order) {
+    case SortOrder::kSequence:
+      std::sort(cs->begin(), cs->end(), [&](const Contender& a, const Contender& b) {
+        const int32_t ka = serial(a), kb = serial(b);
+        return ka != kb ? ka < kb : a.name < b.name;
+      });
+      break;
+    case SortOrder::kFullName:
+      std::sort(cs->begin(), cs->end(),
+                [](const Contender& a, const Contender& b) { return a.name < b.name; });
+      break;
+    case SortOrder::kSignedValue:
+      std::sort(cs->begin(), cs->end(), [](const Contender& a, const Contender& b) {
+        return a.seq.value != b.seq.value ? a.seq.value < b.seq.value : a.name < b.name;
+      });
+      break;
+  }
+}
+
+}  // namespace lockstep::recipes

@@ -1,0 +1,173 @@
+// lockstep recipes: what every lock recipe shares — hold counting, release that never forgets
+// its node, the S7 grant monitor, and the retry helpers for the contract's ambiguous errors.
+//
+// A recipe derives from LockBase and implements attempt(): one acquisition that ends either with
+// a node the recipe holds (a Held) or with an error after which the recipe has removed its own
+// node (a broken variant may deliberately not). LockBase turns that into the Lock interface:
+//   - re-entrancy: the Lock object is the holder; acquire() on a held lock adds one to the hold
+//     count and returns the same grant (same node, same fencing token);
+//   - release(): the last release deletes the node, retrying through connection loss and
+//     cancellation until the delete is done or the session is gone (S5); a release by a Lock
+//     that holds nothing returns kNothing;
+//   - safety (S7): state() is computed on each call from the session (kConnecting => kSuspended,
+//     expired/closed/replaced => kLost) and from what the grant monitor learnt. The monitor is a
+//     root task spawned on the session's context at each grant; it reads the session's events
+//     through session.subscribe() (taken synchronously at the grant, so nothing is missed):
+//     kConnecting => kSuspended; kConnected => an exists() on the grant node, kHeld again if it
+//     still exists with our session id, else kLost; kExpired / kClosed => kLost. lost() waiters
+//     are completed at each transition to kSuspended / kLost. The monitor arms no watch, so it
+//     adds nothing to the herd figures; it is cancelled at release.
+//
+// Where coroutines resume: on the session's context's executor. Single-threaded.
+// REQUIRES: the Lock outlives its pending operations, or the session's context is destroyed
+// first (which destroys the suspended frames).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "recipes/lock.h"
+#include "zk/context.h"
+#include "zk/session.h"
+
+namespace lockstep::recipes {
+
+// Counters a recipe keeps about itself, for tests and reports. Never used for decisions.
+struct RecipeStats {
+  uint64_t attempts = 0;             // fresh acquisitions started (not re-entrant ones)
+  uint64_t creates = 0;              // create requests sent for contender nodes
+  uint64_t ambiguous_creates = 0;    // creates whose outcome was unknown (loss, timeout, cancel)
+  uint64_t adopted = 0;              // nodes found again after an ambiguous create (S6)
+  uint64_t relists = 0;              // get_children calls while queued
+  uint64_t watches_armed = 0;        // watch requests sent while waiting
+  uint64_t predecessor_gone = 0;     // the node to watch was gone before the watch was set
+  uint64_t wakeups = 0;              // node events that woke a waiting acquire
+  uint64_t session_wakeups = 0;      // session events that woke a waiting acquire
+  uint64_t restarts = 0;             // our node vanished while queued: started over
+  uint64_t cleanups = 0;             // own node removed after a timeout or a cancellation
+  uint64_t remove_retries = 0;       // deletes retried after an ambiguous outcome
+  uint64_t monitor_transitions = 0;  // suspended / lost / resumed transitions seen by the monitor
+};
+
+// The node a successful attempt holds.
+struct Held {
+  std::string path;
+  zk::Zxid czxid;
+  zk::SessionId session;
+};
+
+namespace detail {
+
+// Shared between a LockBase and its grant monitor task (which may outlive a grant).
+struct GrantWatch {
+  uint64_t generation = 0;  // bumped at every grant and release; a stale monitor exits
+  bool suspended = false;   // the monitor saw kConnecting and has not re-verified the node
+  bool lost = false;        // the monitor saw expiry, or the node gone after a reconnect
+  std::vector<zk::Promise<zk::Status>> waiters;  // pending lost() calls
+
+  void notify(zk::Error e) {
+    std::vector<zk::Promise<zk::Status>> w;
+    w.swap(waiters);
+    for (auto& p : w) p.fulfil(zk::Status::failure(e));
+  }
+};
+
+}  // namespace detail
+
+// Bounds on the recipes' loops (TIGER_STYLE: every loop has one). They are far above anything a
+// correct run needs; reaching one is reported as kConnectionLoss ("could not recover").
+inline constexpr int kMaxRounds = 100000;
+inline constexpr int kMaxRetries = 10000;
+
+class LockBase : public Lock {
+ public:
+  LockBase(zk::Session& session, LockOptions options, std::string recipe_name);
+  ~LockBase() override;
+  LockBase(const LockBase&) = delete;
+  LockBase& operator=(const LockBase&) = delete;
+
+  zk::Task<zk::Result<Grant>> acquire(zk::Time deadline = zk::kNever) final;
+  zk::Task<zk::Status> release() final;
+  LockState state() const final;
+  zk::Task<zk::Status> lost() final;
+  std::string name() const final { return recipe_name_; }
+
+  const RecipeStats& stats() const { return stats_; }
+  const LockOptions& options() const { return options_; }
+  // The node of the current grant ("" when not held).
+  const std::string& held_node() const { return held_.path; }
+
+ protected:
+  // One fresh acquisition. On error the recipe has cleaned up its own node.
+  virtual zk::Task<zk::Result<Held>> attempt(zk::Time deadline) = 0;
+
+  // Broken-variant hooks (the correct recipes leave them false).
+  bool ignore_expiry_ = false;         // state() stays kHeld, lost() never fires (S7 broken)
+  bool release_forgets_node_ = false;  // a delete that meets connection loss is not retried
+
+  // ---- helpers for recipes ----
+  zk::Session& session() { return session_; }
+  const std::string& dir() const { return options_.path; }
+  // The payload of every node the recipe creates: the client's name (observability).
+  std::string node_data() const;
+  // A fresh per-attempt tag: "_c_<client>-<counter>x<random>-" (S6).
+  std::string attempt_tag();
+  bool session_dead() const;
+  // Waits until the session is connected: kOk, kSessionExpired, kOperationTimeout, kCancelled.
+  zk::Task<zk::Status> wait_connected(zk::Time deadline);
+  // Creates the lock directory and its parents (persistent) if missing.
+  zk::Task<zk::Status> ensure_dir(zk::Time deadline);
+  // Deletes `path` (an ephemeral of session `sid`) if it is still ours, retrying through
+  // ambiguous outcomes until done or the session is gone: kOk (deleted or already gone),
+  // kSessionExpired (session gone: the server removes it, or already has).
+  zk::Task<zk::Status> remove_own(std::string path, zk::SessionId sid);
+  // Is `path` an ephemeral of the current session? kOk + stat, kNoNode when missing or foreign.
+  zk::Task<zk::Result<zk::Stat>> check_own(std::string path, zk::Time deadline);
+
+  RecipeStats stats_;
+
+ private:
+  enum class Phase : uint8_t { kIdle, kAcquiring, kHeld, kReleasing };
+  void start_monitor();
+  void stop_monitor(zk::Error why);
+  static zk::Task<void> monitor(std::shared_ptr<detail::GrantWatch> gw, zk::Session* session,
+                                zk::SessionEvents events, std::string node, zk::SessionId sid,
+                                uint64_t generation, RecipeStats* stats);
+
+  zk::Session& session_;
+  LockOptions options_;
+  std::string recipe_name_;
+  Phase phase_ = Phase::kIdle;
+  uint32_t hold_count_ = 0;
+  Held held_;
+  uint64_t attempt_counter_ = 0;
+  std::shared_ptr<detail::GrantWatch> gw_;
+  zk::TaskHandle monitor_;
+};
+
+// Outcome of parsing one child name against the markers a recipe uses ("lock-", "read-", ...).
+struct Contender {
+  std::string name;
+  zk::Sequence seq;
+  size_t marker = 0;  // index into the markers
+};
+
+// Children that end in one of `markers` followed by a sequence suffix the server could have
+// produced; foreign children are ignored. The marker is found by its last occurrence, since the
+// suffix holds only digits and '-'.
+std::vector<Contender> parse_contenders(const std::vector<std::string>& names,
+                                        const std::vector<std::string>& markers);
+
+// Sorts contenders in queue order. Sequences are compared as serial numbers relative to
+// `reference` (our own), so the queue stays in creation order across the signed 32-bit wrap
+// (2147483647 is followed by -2147483648), as long as live nodes span less than 2^31.
+enum class SortOrder : uint8_t {
+  kSequence,     // correct
+  kFullName,     // broken: std::string order of the whole name
+  kSignedValue,  // broken: plain int32 order (wrong across the wrap)
+};
+void sort_contenders(std::vector<Contender>* cs, zk::Sequence reference, SortOrder order);
+
+}  // namespace lockstep::recipes

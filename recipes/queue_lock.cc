@@ -1,0 +1,314 @@
+#include "recipes/queue_lock.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+namespace lockstep::recipes {
+
+using zk::Error;
+
+namespace {
+
+template <class T>
+zk::Result<T> fail(Error e) {
+  // Every way a session can die is reported to recipe callers as kSessionExpired.
+  return zk::Result<T>::failure(zk::is_session_fatal(e) ? Error::kSessionExpired : e);
+}
+
+}  // namespace
+
+QueueLock::QueueLock(zk::Session& session, LockOptions options, std::string recipe_name,
+                     QueuePolicy policy, QueueFlaws flaws, std::string marker)
+    : LockBase(session, std::move(options), std::move(recipe_name)),
+      policy_(policy),
+      flaws_(flaws),
+      marker_(std::move(marker)) {
+  ignore_expiry_ = flaws_.ignore_expiry;
+  release_forgets_node_ = flaws_.release_forgets_node;
+}
+
+std::string QueueLock::our_marker() const {
+  if (policy_ != QueuePolicy::kReadWrite) return marker_;
+  return options().role == Role::kRead ? "read-" : "write-";
+}
+
+std::vector<std::string> QueueLock::markers() const {
+  if (policy_ == QueuePolicy::kReadWrite) return {"read-", "write-"};
+  return {marker_};
+}
+
+// ---- one attempt -------------------------------------------------------------------------------
+
+zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
+  zk::Status dir_ok = co_await ensure_dir(deadline);
+  if (!dir_ok.ok()) co_return fail<Held>(dir_ok.error);
+
+  std::optional<Node> mine;
+  zk::Watch watch;      // the watch we wait on; reused while still armed
+  std::string watched;  // its path ("" for the child list)
+  const bool children_policy = (policy_ == QueuePolicy::kNaive) ||
+                               (policy_ == QueuePolicy::kSemaphore && !flaws_.watch_lease_ahead);
+
+  for (int round = 0; round < kMaxRounds; ++round) {
+    if (!mine) {
+      std::string prefix = (flaws_.no_attempt_id ? std::string() : attempt_tag()) + our_marker();
+      zk::Result<Node> c = co_await create_contender(std::move(prefix), deadline);
+      if (!c.ok()) co_return fail<Held>(c.error);
+      mine = std::move(c.value);
+    }
+
+    // Step 2: list (arming a child-list watch unless one is still armed).
+    const bool reuse_children =
+        children_policy && watch.valid() && watched.empty() && watch.armed() && !watch.fired();
+    zk::Watch child_watch;
+    ++stats_.relists;
+    zk::Result<zk::Children> ch =
+        co_await session()
+            .get_children(dir(), children_policy && !reuse_children ? &child_watch : nullptr)
+            .until(deadline);
+    if (!ch.ok()) {
+      if (ch.error == Error::kNoNode) {  // the directory is gone, and our node with it
+        ++stats_.restarts;
+        mine.reset();
+        zk::Status d = co_await ensure_dir(deadline);
+        if (!d.ok()) co_return fail<Held>(d.error);
+        continue;
+      }
+      if (ch.error == Error::kConnectionLoss) {
+        zk::Status w = co_await wait_connected(deadline);
+        if (w.ok()) continue;
+        co_return co_await give_up(*mine, w.error);
+      }
+      co_return co_await give_up(*mine, ch.error);
+    }
+    if (children_policy && !reuse_children) {
+      watch = child_watch;
+      watched.clear();
+      ++stats_.watches_armed;
+    }
+    std::vector<Contender> cs = parse_contenders(ch.value.names, markers());
+    sort_contenders(&cs, mine->seq, flaws_.sort);
+    auto it = std::find_if(cs.begin(), cs.end(),
+                           [&](const Contender& c) { return c.name == mine->name; });
+    if (it == cs.end()) {  // our node vanished (deleted by someone): start over
+      ++stats_.restarts;
+      mine.reset();
+      continue;
+    }
+    const Verdict v = decide(cs, static_cast<size_t>(it - cs.begin()));
+    if (v.holds)
+      co_return zk::Result<Held>{Error::kOk, Held{mine->path, mine->czxid, mine->session}};
+
+    // Step 3: watch the one blocking node (get_data arms a data watch only if it exists).
+    if (!v.watch_children) {
+      const std::string target = dir() + "/" + v.watch;
+      const bool reuse = watch.valid() && watched == target && watch.armed() && !watch.fired();
+      if (!reuse) {
+        zk::Watch w;
+        ++stats_.watches_armed;
+        zk::Result<zk::NodeData> g = co_await session().get_data(target, &w).until(deadline);
+        if (g.error == Error::kNoNode) {
+          ++stats_.predecessor_gone;
+          continue;
+        }
+        if (!g.ok()) {
+          if (g.error == Error::kConnectionLoss) {
+            zk::Status cw = co_await wait_connected(deadline);
+            if (cw.ok()) continue;
+            co_return co_await give_up(*mine, cw.error);
+          }
+          co_return co_await give_up(*mine, g.error);
+        }
+        watch = w;
+        watched = target;
+      }
+    }
+
+    zk::Result<zk::WatchEvent> ev = co_await watch.wait(deadline);
+    if (!ev.ok()) {
+      if (ev.error == Error::kNothing) continue;  // the watch was never armed: re-list
+      co_return co_await give_up(*mine, ev.error);
+    }
+    if (ev.value.type == zk::EventType::kSession) {
+      ++stats_.session_wakeups;
+      const zk::SessionState s = ev.value.state;
+      if (s == zk::SessionState::kExpired || s == zk::SessionState::kClosed) {
+        co_return fail<Held>(Error::kSessionExpired);  // our node went with the session
+      }
+      continue;  // disconnected or reconnected: re-list (the armed watch is kept)
+    }
+    ++stats_.wakeups;
+    if (flaws_.deletion_means_grant && !v.watch_children &&
+        ev.value.type == zk::EventType::kDeleted) {
+      // Broken: no re-list. A predecessor that gave up is not a released lock.
+      co_return zk::Result<Held>{Error::kOk, Held{mine->path, mine->czxid, mine->session}};
+    }
+  }
+  if (!mine) co_return fail<Held>(Error::kConnectionLoss);
+  co_return co_await give_up(*mine, Error::kConnectionLoss);
+}
+
+QueueLock::Verdict QueueLock::decide(const std::vector<Contender>& cs, size_t i) const {
+  Verdict v;
+  const auto watch_node = [&](size_t j) {
+    v.watch = cs[j].name;
+    return v;
+  };
+  switch (policy_) {
+    case QueuePolicy::kMutex:
+      if (i == 0) break;
+      return watch_node(flaws_.watch_first_node ? 0 : i - 1);
+    case QueuePolicy::kNaive:
+      if (i == 0) break;
+      v.watch_children = true;
+      return v;
+    case QueuePolicy::kReadWrite:
+      if (options().role == Role::kRead) {
+        if (flaws_.reader_ignores_writers) break;
+        for (size_t j = i; j-- > 0;) {
+          if (cs[j].marker == 1) return watch_node(j);  // the nearest earlier writer
+        }
+        break;
+      }
+      if (i == 0) break;
+      return watch_node(i - 1);  // a writer waits for the nearest earlier node of any kind
+    case QueuePolicy::kSemaphore: {
+      const size_t n = std::max<uint32_t>(options().max_leases, 1);
+      if (i < n) break;
+      if (flaws_.watch_lease_ahead) return watch_node(i - n);
+      v.watch_children = true;
+      return v;
+    }
+  }
+  v.holds = true;
+  return v;
+}
+
+zk::Task<zk::Result<Held>> QueueLock::give_up(Node mine, Error why) {
+  if (zk::is_session_fatal(why)) co_return fail<Held>(why);  // the node went with the session
+  if (why == Error::kOperationTimeout && flaws_.leave_node_on_timeout) co_return fail<Held>(why);
+  ++stats_.cleanups;
+  (void)co_await remove_own(mine.path, mine.session);
+  co_return fail<Held>(why);
+}
+
+// ---- create, resolving ambiguity (S6) ----------------------------------------------------------
+
+zk::Task<zk::Result<QueueLock::Node>> QueueLock::create_contender(std::string prefix,
+                                                                  zk::Time deadline) {
+  Error abort = Error::kOk;  // once set: make sure no node of ours is left, then report it
+  bool unsure = false;       // a create may have been applied without our knowing
+  for (int i = 0; i < kMaxRetries; ++i) {
+    if (unsure) {
+      zk::Result<Node> f = co_await find_own(prefix);  // no deadline: we must know
+      if (f.ok()) {
+        if (abort != Error::kOk) {
+          ++stats_.cleanups;
+          (void)co_await remove_own(f.value.path, f.value.session);
+          co_return fail<Node>(abort);
+        }
+        ++stats_.adopted;
+        co_return f;
+      }
+      if (zk::is_session_fatal(f.error)) co_return fail<Node>(f.error);
+      if (f.error == Error::kNoNode) {
+        unsure = false;
+        if (abort != Error::kOk) co_return fail<Node>(abort);
+      } else {
+        if (f.error == Error::kCancelled && abort == Error::kOk) abort = Error::kCancelled;
+        if (f.error == Error::kConnectionLoss) (void)co_await wait_connected(zk::kNever);
+        continue;
+      }
+    }
+    if (session().context().now() >= deadline) co_return fail<Node>(Error::kOperationTimeout);
+    ++stats_.creates;
+    zk::Result<zk::Created> r =
+        co_await session()
+            .create(dir() + "/" + prefix, node_data(), zk::CreateMode::kEphemeralSequential)
+            .until(deadline);
+    if (r.ok()) {
+      Node n;
+      n.path = r.value.path;
+      n.name = n.path.substr(dir().size() + 1);
+      n.czxid = r.value.stat.czxid;
+      n.session = session().id();
+      const bool parsed = zk::parse_sequence_suffix(
+          std::string_view(n.name).substr(std::min(prefix.size(), n.name.size())), &n.seq);
+      if (!parsed) co_return fail<Node>(Error::kMarshallingError);  // not a sequential reply
+      co_return zk::Result<Node>{Error::kOk, std::move(n)};
+    }
+    if (r.error == Error::kNoNode) {  // the directory vanished
+      zk::Status d = co_await ensure_dir(deadline);
+      if (!d.ok()) co_return fail<Node>(d.error);
+      continue;
+    }
+    if (zk::is_session_fatal(r.error)) co_return fail<Node>(r.error);
+    if (!zk::is_ambiguous(r.error)) co_return fail<Node>(r.error);
+    ++stats_.ambiguous_creates;
+    if (flaws_.no_attempt_id) {
+      // Broken: nothing identifies our node, so the create is simply sent again.
+      if (r.error != Error::kConnectionLoss) co_return fail<Node>(r.error);
+      zk::Status w = co_await wait_connected(deadline);
+      if (!w.ok()) co_return fail<Node>(w.error);
+      continue;
+    }
+    unsure = true;
+    if (r.error != Error::kConnectionLoss) {
+      abort = r.error;
+      continue;
+    }
+    zk::Status w = co_await wait_connected(deadline);
+    if (zk::is_session_fatal(w.error)) co_return fail<Node>(w.error);
+    if (!w.ok()) abort = w.error;
+  }
+  co_return fail<Node>(Error::kConnectionLoss);
+}
+
+zk::Task<zk::Result<QueueLock::Node>> QueueLock::find_own(std::string prefix) {
+  // sync first: after a reconnect our server may lag the write our lost create made.
+  zk::Status s = co_await session().sync(dir());
+  if (!s.ok() && s.error != Error::kNoNode) co_return zk::Result<Node>::failure(s.error);
+  zk::Result<zk::Children> ch = co_await session().get_children(dir());
+  if (!ch.ok()) co_return zk::Result<Node>::failure(ch.error);
+  std::vector<std::string> names = ch.value.names;
+  std::sort(names.begin(), names.end());  // deterministic probing order
+  for (const std::string& name : names) {
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    zk::Sequence seq;
+    if (!zk::parse_sequence_suffix(std::string_view(name).substr(prefix.size()), &seq)) continue;
+    const std::string path = dir() + "/" + name;
+    zk::Result<zk::Stat> e = co_await session().exists(path);
+    if (e.error == Error::kNoNode) continue;
+    if (!e.ok()) co_return zk::Result<Node>::failure(e.error);
+    // Adopt only a node of the current session: one left by an older session dies with it.
+    if (e.value.ephemeral_owner != session().id()) continue;
+    co_return zk::Result<Node>{Error::kOk, Node{path, name, seq, e.value.czxid, session().id()}};
+  }
+  co_return zk::Result<Node>::failure(Error::kNoNode);
+}
+
+// ---- election ---------------------------------------------------------------------------------
+
+ElectionCandidate::ElectionCandidate(zk::Session& session, LockOptions options,
+                                     std::string recipe_name)
+    : QueueLock(session, std::move(options), std::move(recipe_name), QueuePolicy::kMutex, {},
+                "candidate-") {}
+
+zk::Task<zk::Result<std::string>> ElectionCandidate::leader() {
+  using R = zk::Result<std::string>;
+  for (int i = 0; i < kMaxRetries; ++i) {
+    zk::Result<zk::Children> ch = co_await session().get_children(dir());
+    if (!ch.ok()) co_return R::failure(ch.error);
+    std::vector<Contender> cs = parse_contenders(ch.value.names, markers());
+    if (cs.empty()) co_return R::failure(Error::kNoNode);
+    sort_contenders(&cs, cs.front().seq, SortOrder::kSequence);
+    zk::Result<zk::NodeData> d = co_await session().get_data(dir() + "/" + cs.front().name);
+    if (d.ok()) co_return R{Error::kOk, d.value.data};
+    if (d.error != Error::kNoNode) co_return R::failure(d.error);
+    // The leader resigned between the two reads: look again.
+  }
+  co_return R::failure(Error::kConnectionLoss);
+}
+
+}  // namespace lockstep::recipes

@@ -1,0 +1,108 @@
+// lockstep recipes: the queue of ephemeral-sequential nodes every ordered recipe is built on —
+// the fair mutex (S2/S5/S6/S7, Curator's InterProcessMutex), the naive mutex (S3), the
+// read/write lock (S4), the semaphore (S10) and leader election (S8) — plus the flags that turn
+// it into the broken variants of the zoo.
+//
+// One attempt (QueueLock::attempt):
+//   1. create "<dir>/_c_<client>-<n>x<random>-<marker>" ephemeral-sequential. The per-attempt
+//      tag (S6) lets a create whose outcome is unknown (connection loss, timeout, cancellation)
+//      be resolved: sync, list the children, and adopt the node carrying our tag if its
+//      ephemeral_owner is our session; create again only when there is none.
+//   2. list the children; keep those that end in a known marker plus a sequence suffix the server
+//      could have produced (foreign children are ignored); sort them by sequence as serial
+//      numbers relative to our own (correct across the signed 32-bit wrap); never by name.
+//   3. decide by policy whether we hold; otherwise arm a watch on the one node that blocks us
+//      (get_data with a watch: a predecessor already gone gives kNoNode and we re-list), or on the
+//      child list for the herd-prone policies, and wait. Every wake-up re-lists (step 2).
+//      A watch survives a disconnect; it is reused while still armed, so a reconnect does not
+//      register a second one. After expiry the attempt fails with kSessionExpired.
+//   4. on timeout or cancellation the attempt deletes its own node (retrying through connection
+//      loss until done or the session is gone) and returns the error.
+// The grant's fencing token is the node's czxid (from create's Stat, or from exists() when an
+// ambiguous create was resolved by adoption).
+//
+// Where coroutines resume: on the session's context's executor. Single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "recipes/lock_base.h"
+
+namespace lockstep::recipes {
+
+enum class QueuePolicy : uint8_t {
+  kMutex,      // S2: the lowest node holds; a waiter watches its immediate predecessor
+  kNaive,      // S3: the lowest node holds; every waiter watches the child list (herd)
+  kReadWrite,  // S4: readers wait for the nearest earlier writer, writers for the nearest node
+  kSemaphore,  // S10: the N lowest nodes hold; waiters watch the child list (see README)
+};
+
+// Deliberate bugs; every field false / kSequence is the correct recipe.
+struct QueueFlaws {
+  bool no_attempt_id = false;             // name "lock-" only; an ambiguous create is re-sent blind
+  bool leave_node_on_timeout = false;     // a timed-out acquire returns without deleting its node
+  bool deletion_means_grant = false;      // the predecessor's delete event is taken as the grant
+  bool ignore_expiry = false;             // the holder never learns its session died
+  bool watch_first_node = false;          // every waiter watches the lowest node (herd)
+  SortOrder sort = SortOrder::kSequence;  // kFullName / kSignedValue are broken orders
+  bool reader_ignores_writers = false;    // a reader holds at once, whatever is queued before it
+  bool watch_lease_ahead = false;         // semaphore waiter watches only the node N places ahead
+  bool release_forgets_node = false;      // a delete that meets connection loss is not retried
+};
+
+class QueueLock : public LockBase {
+ public:
+  // `marker` is the base of our node names ("lock-", "lease-", "candidate-"); the read/write
+  // policy uses "read-" / "write-" by role instead.
+  QueueLock(zk::Session& session, LockOptions options, std::string recipe_name, QueuePolicy policy,
+            QueueFlaws flaws = {}, std::string marker = "lock-");
+
+ protected:
+  zk::Task<zk::Result<Held>> attempt(zk::Time deadline) override;
+
+  // The markers of every contender this recipe's nodes compete with.
+  std::vector<std::string> markers() const;
+
+ private:
+  struct Node {
+    std::string path;
+    std::string name;
+    zk::Sequence seq;
+    zk::Zxid czxid;
+    zk::SessionId session;
+  };
+  // What the sorted queue means for us.
+  struct Verdict {
+    bool holds = false;
+    bool watch_children = false;
+    std::string watch;  // child name to watch when !holds && !watch_children
+  };
+
+  zk::Task<zk::Result<Node>> create_contender(std::string prefix, zk::Time deadline);
+  // kOk with our node carrying `prefix`, kNoNode when there is none.
+  zk::Task<zk::Result<Node>> find_own(std::string prefix);
+  // Ends an attempt that owns `mine` with error `why`, deleting the node unless the session is
+  // gone (or a flaw says to leave it).
+  zk::Task<zk::Result<Held>> give_up(Node mine, zk::Error why);
+  Verdict decide(const std::vector<Contender>& sorted, size_t mine) const;
+  std::string our_marker() const;
+
+  QueuePolicy policy_;
+  QueueFlaws flaws_;
+  std::string marker_;
+};
+
+// S8: leader election on the fair mutex. acquire() = become leader (blocks while another
+// candidate leads), release() = resign, holds() = "I am the leader", lost() = "I must step down"
+// (session suspended or expired). A leader whose session expires loses its node and the next
+// candidate is elected.
+class ElectionCandidate final : public QueueLock {
+ public:
+  ElectionCandidate(zk::Session& session, LockOptions options, std::string recipe_name);
+  // The current leader's client name, read from the lowest candidate node (kNoNode: none).
+  zk::Task<zk::Result<std::string>> leader();
+};
+
+}  // namespace lockstep::recipes

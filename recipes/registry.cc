@@ -1,0 +1,188 @@
+#include "recipes/registry.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "recipes/exclusive.h"
+#include "recipes/queue_lock.h"
+
+namespace lockstep::recipes {
+
+const char* to_string(Kind k) {
+  switch (k) {
+    case Kind::kMutex: return "mutex";
+    case Kind::kReadWrite: return "read-write";
+    case Kind::kSemaphore: return "semaphore";
+    case Kind::kElection: return "election";
+  }
+  return "?";
+}
+
+const char* to_string(Expected e) {
+  switch (e) {
+    case Expected::kCorrect: return "correct";
+    case Expected::kBroken: return "broken";
+  }
+  return "?";
+}
+
+namespace {
+
+// A factory for a QueueLock with `policy` and `flaws`, named `name`.
+LockFactory queue(std::string name, QueuePolicy policy, QueueFlaws flaws = {},
+                  std::string marker = "lock-") {
+  return [=](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
+    return std::make_unique<QueueLock>(s, o, name, policy, flaws, marker);
+  };
+}
+
+LockFactory exclusive(std::string name, bool seed001) {
+  return [=](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
+    return std::make_unique<ExclusiveLock>(s, o, name, seed001);
+  };
+}
+
+QueueFlaws flaw(bool QueueFlaws::*field) {
+  QueueFlaws f;
+  f.*field = true;
+  return f;
+}
+
+QueueFlaws sorted_by(SortOrder order) {
+  QueueFlaws f;
+  f.sort = order;
+  return f;
+}
+
+RecipeInfo entry(std::string name, Kind kind, Expected expected, std::string description,
+                 std::string seed, LockFactory make) {
+  return RecipeInfo{std::move(name), kind,           expected, std::move(description),
+                    std::move(seed), std::move(make)};
+}
+
+std::vector<RecipeInfo> build() {
+  constexpr Expected ok = Expected::kCorrect;
+  constexpr Expected bad = Expected::kBroken;
+  std::vector<RecipeInfo> r;
+  // ---- correct recipes ----
+  r.push_back(entry("exclusive", Kind::kMutex, ok,
+                    "race to create one ephemeral node; losers watch it and race again on delete "
+                    "(herd-prone, not fair)",
+                    "S1, 001 §1", exclusive("exclusive", false)));
+  r.push_back(entry("fair-mutex", Kind::kMutex, ok,
+                    "Curator InterProcessMutex: ephemeral-sequential queue, watch the immediate "
+                    "predecessor, re-entrant, timed, cancellable, id in the name",
+                    "S2 S5 S6 S7 S9, 000 002 003 004", queue("fair-mutex", QueuePolicy::kMutex)));
+  r.push_back(entry("naive-mutex", Kind::kMutex, ok,
+                    "ephemeral-sequential queue, every waiter watches the whole child list "
+                    "(correct, herd effect)",
+                    "S3, 004", queue("naive-mutex", QueuePolicy::kNaive)));
+  r.push_back(entry("read-write", Kind::kReadWrite, ok,
+                    "shared lock: a reader waits for the nearest earlier writer, a writer for the "
+                    "nearest earlier node (role from LockOptions)",
+                    "S4, 001 §2", queue("read-write", QueuePolicy::kReadWrite)));
+  r.push_back(entry("semaphore", Kind::kSemaphore, ok,
+                    "up to max_leases holders: the N lowest nodes hold, waiters watch the child "
+                    "list (herd traded for liveness when holders leave out of order)",
+                    "S10, 003", queue("semaphore", QueuePolicy::kSemaphore, {}, "lease-")));
+  r.push_back(entry("election", Kind::kElection, ok,
+                    "leader election on the fair mutex: acquire = become leader, release = "
+                    "resign, lost() = step down",
+                    "S8, 004", [](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
+                      return std::make_unique<ElectionCandidate>(s, o, "election");
+                    }));
+  // ---- deliberately broken variants ----
+  r.push_back(
+      entry("broken/no-id-in-name", Kind::kMutex, bad,
+            "node name carries no client id: after an ambiguous create the client "
+            "creates again and its first node is an orphan it waits behind forever",
+            "S6, 004",
+            queue("broken/no-id-in-name", QueuePolicy::kMutex, flaw(&QueueFlaws::no_attempt_id))));
+  r.push_back(entry("broken/timeout-leaves-node", Kind::kMutex, bad,
+                    "a timed-out acquire returns without deleting its node: the orphan blocks "
+                    "every later waiter while its session lives",
+                    "S5, 003",
+                    queue("broken/timeout-leaves-node", QueuePolicy::kMutex,
+                          flaw(&QueueFlaws::leave_node_on_timeout))));
+  r.push_back(entry(
+      "broken/no-relist", Kind::kMutex, bad,
+      "a waiter takes its predecessor's deletion as the grant without re-listing: "
+      "when a middle waiter gives up, two clients hold",
+      "S2, 000 003",
+      queue("broken/no-relist", QueuePolicy::kMutex, flaw(&QueueFlaws::deletion_means_grant))));
+  r.push_back(
+      entry("broken/ignores-expiry", Kind::kMutex, bad,
+            "the holder never learns its session expired: it keeps believing while the "
+            "next client holds",
+            "S7, 004",
+            queue("broken/ignores-expiry", QueuePolicy::kMutex, flaw(&QueueFlaws::ignore_expiry))));
+  r.push_back(
+      entry("broken/watch-first", Kind::kMutex, bad,
+            "every waiter watches the lowest node instead of its predecessor: each "
+            "release wakes all waiters (herd)",
+            "S2, 004",
+            queue("broken/watch-first", QueuePolicy::kMutex, flaw(&QueueFlaws::watch_first_node))));
+  r.push_back(entry("broken/seed001-exclusive", Kind::kMutex, bad,
+                    "seed 001 §1 as written: latch made once outside the loop (a loser that "
+                    "loses again spins) and exists-then-subscribe (a delete in between is missed "
+                    "and the waiter sleeps while the lock is free)",
+                    "S1, 001 §1", exclusive("broken/seed001-exclusive", true)));
+  r.push_back(
+      entry("broken/sort-by-name", Kind::kMutex, bad,
+            "children sorted by full name, not sequence: a later contender whose name "
+            "sorts first believes it holds beside the holder",
+            "S2, 000",
+            queue("broken/sort-by-name", QueuePolicy::kMutex, sorted_by(SortOrder::kFullName))));
+  r.push_back(entry(
+      "broken/rw-sort-by-name", Kind::kReadWrite, bad,
+      "read/write lock sorting by full name: \"read-\" and \"write-\" prefixes "
+      "reorder the queue, a writer and a reader hold together",
+      "S4, 001 §2",
+      queue("broken/rw-sort-by-name", QueuePolicy::kReadWrite, sorted_by(SortOrder::kFullName))));
+  r.push_back(
+      entry("broken/sort-signed", Kind::kMutex, bad,
+            "sequences compared as plain int32: past 2147483647 the next node "
+            "(-2147483648) sorts first and holds beside the holder",
+            "S2, DESIGN §2 wrap",
+            queue("broken/sort-signed", QueuePolicy::kMutex, sorted_by(SortOrder::kSignedValue))));
+  r.push_back(entry("broken/reader-ignores-writers", Kind::kReadWrite, bad,
+                    "a reader holds at once without waiting for earlier writers: a reader and a "
+                    "writer hold together",
+                    "S4, 001 §2",
+                    queue("broken/reader-ignores-writers", QueuePolicy::kReadWrite,
+                          flaw(&QueueFlaws::reader_ignores_writers))));
+  r.push_back(entry("broken/semaphore-watch-ahead", Kind::kSemaphore, bad,
+                    "a waiter watches only the node N places ahead (Curator's maxLeases driver): "
+                    "when holders leave out of order it sleeps while a lease is free",
+                    "S10, 003",
+                    queue("broken/semaphore-watch-ahead", QueuePolicy::kSemaphore,
+                          flaw(&QueueFlaws::watch_lease_ahead), "lease-")));
+  r.push_back(entry("broken/release-forgets-node", Kind::kMutex, bad,
+                    "a release whose delete meets connection loss forgets the node: if the "
+                    "delete was lost, the orphan blocks every waiter",
+                    "S5, 004",
+                    queue("broken/release-forgets-node", QueuePolicy::kMutex,
+                          flaw(&QueueFlaws::release_forgets_node))));
+  std::stable_sort(r.begin(), r.end(), [](const RecipeInfo& a, const RecipeInfo& b) {
+    if (a.expected != b.expected) return a.expected == Expected::kCorrect;
+    return a.name < b.name;
+  });
+  return r;
+}
+
+}  // namespace
+
+const std::vector<RecipeInfo>& registry() {
+  // Built once, immutable afterwards: a constant table, not mutable global state.
+  static const std::vector<RecipeInfo> table = build();
+  return table;
+}
+
+const RecipeInfo* find_recipe(std::string_view name) {
+  for (const RecipeInfo& r : registry()) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace lockstep::recipes
