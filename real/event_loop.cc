@@ -1,5 +1,6 @@
 #include "real/event_loop.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace lockstep::real {
@@ -70,7 +71,8 @@ bool EventLoop::run_until(const std::function<bool()>& done, int64_t timeout_ms)
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (queue_.empty()) {
-        auto wake = deadline;
+        // Wake at least every few milliseconds: `done` may depend on the outside world.
+        auto wake = std::min(deadline, Clock::now() + std::chrono::milliseconds(kRecheckMs));
         if (!timers_.empty()) {
           const auto next = start_ + std::chrono::microseconds(timers_.begin()->first.first);
           if (next < wake) wake = next;

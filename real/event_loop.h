@@ -53,11 +53,14 @@ class EventLoop final : public zk::Executor {
   void post(std::function<void()> fn);
 
   // Runs the loop on the calling (owner) thread until `done()` is true or `timeout_ms`
-  // milliseconds of wall time pass. `done` is checked before the first wait and after every
-  // closure. Returns done().
+  // milliseconds of wall time pass. `done` is checked before the first wait, after every
+  // closure and timer, and at least every kRecheckMs while idle (it may depend on the outside
+  // world, e.g. a server's state). Returns done().
   bool run_until(const std::function<bool()>& done, int64_t timeout_ms);
   // Runs the loop for `d` of wall time.
   void run_for(zk::Duration d);
+
+  static constexpr int64_t kRecheckMs = 5;
 
   // Number of pending timers (for tests of cancellation).
   size_t pending_timers() const { return timers_.size(); }
