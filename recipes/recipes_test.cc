@@ -1,0 +1,809 @@
+// Scripted simulator scenarios for the correct recipes: grants, queue order, every fault they
+// claim to survive, re-entrancy, ownership, and S7 safety reporting.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "recipes/queue_lock.h"
+#include "recipes/registry.h"
+#include "recipes/scenario_test_util.h"
+
+namespace lockstep::recipes::testing {
+namespace {
+
+using sim::FaultKind;
+using zk::Error;
+using zk::milliseconds;
+
+constexpr zk::Duration kSettle = milliseconds(200);
+
+// Options for a party of a recipe: the read-write lock as a writer, the semaphore with 1 lease,
+// so that every recipe behaves as a mutex in the generic tests.
+LockOptions mutex_like(const RecipeInfo& r) {
+  LockOptions o;
+  if (r.kind == Kind::kReadWrite) o.role = Role::kWrite;
+  return o;
+}
+
+std::vector<const RecipeInfo*> correct_recipes() {
+  std::vector<const RecipeInfo*> out;
+  for (const RecipeInfo& r : registry()) {
+    if (r.expected == Expected::kCorrect) out.push_back(&r);
+  }
+  return out;
+}
+
+// Releases the current holder whenever there is one, until `grants` grants happened.
+void drain_queue(Scenario& s, size_t grants, zk::Duration step = milliseconds(20)) {
+  for (int i = 0; i < 200 && s.grant_order.size() < grants; ++i) {
+    for (auto& p : s.parties) {
+      if (p->holds()) s.release(*p);
+    }
+    s.run_for(step);
+  }
+  for (auto& p : s.parties) {
+    if (p->holds()) s.release(*p);
+  }
+  s.run_for(step);
+}
+
+TEST(Registry, ListsEveryRecipeAndVariantCorrectFirstThenByName) {
+  // The registry names every seed recipe and at least the required broken variants, in order.
+  const auto& reg = registry();
+  for (const char* name :
+       {"exclusive", "fair-mutex", "naive-mutex", "read-write", "semaphore", "election"}) {
+    const RecipeInfo* r = find_recipe(name);
+    ASSERT_NE(r, nullptr) << name;
+    EXPECT_EQ(r->expected, Expected::kCorrect) << name;
+  }
+  for (const char* name : {"broken/no-id-in-name", "broken/timeout-leaves-node", "broken/no-relist",
+                           "broken/ignores-expiry", "broken/watch-first",
+                           "broken/seed001-exclusive", "broken/sort-by-name"}) {
+    const RecipeInfo* r = find_recipe(name);
+    ASSERT_NE(r, nullptr) << name;
+    EXPECT_EQ(r->expected, Expected::kBroken) << name;
+  }
+  EXPECT_EQ(find_recipe("no-such-recipe"), nullptr);
+  EXPECT_EQ(find_recipe("election")->kind, Kind::kElection);
+  EXPECT_EQ(find_recipe("read-write")->kind, Kind::kReadWrite);
+  EXPECT_EQ(find_recipe("semaphore")->kind, Kind::kSemaphore);
+  bool seen_broken = false;
+  for (size_t i = 0; i < reg.size(); ++i) {
+    EXPECT_FALSE(reg[i].description.empty()) << reg[i].name;
+    EXPECT_FALSE(reg[i].seed.empty()) << reg[i].name;
+    EXPECT_TRUE(static_cast<bool>(reg[i].make)) << reg[i].name;
+    EXPECT_EQ(reg[i].name.rfind("broken/", 0) == 0, reg[i].expected == Expected::kBroken);
+    if (reg[i].expected == Expected::kBroken) seen_broken = true;
+    if (reg[i].expected == Expected::kCorrect) {
+      EXPECT_FALSE(seen_broken) << reg[i].name;
+    }
+    if (i > 0 && reg[i].expected == reg[i - 1].expected) {
+      EXPECT_LT(reg[i - 1].name, reg[i].name);
+    }
+  }
+}
+
+TEST(Contenders, ParseIgnoresForeignChildrenAndSortsAcrossTheSignedWrap) {
+  // Names are parsed after their last marker; sorting relative to our sequence keeps creation
+  // order across 2147483647 -> -2147483648, which plain int or name order get wrong.
+  const std::vector<std::string> names = {"_c_b-1x0-lock--2147483648", "foreign",
+                                          "_c_a-1x0-lock-2147483647",  "lock-12",
+                                          "_c_c-1x0-lock--2147483647", "_c_lock-x-lock-0000000001"};
+  std::vector<Contender> cs = parse_contenders(names, {"lock-"});
+  ASSERT_EQ(cs.size(), 4u);  // "foreign" and "lock-12" (not a %010d suffix) are ignored
+  EXPECT_EQ(cs[3].name, "_c_lock-x-lock-0000000001");
+  EXPECT_EQ(cs[3].seq.value, 1);  // the last marker counts, not one inside the client name
+  std::vector<Contender> wrap = parse_contenders(
+      {"_c_b-1x0-lock--2147483648", "_c_a-1x0-lock-2147483647", "_c_c-1x0-lock--2147483647"},
+      {"lock-"});
+  sort_contenders(&wrap, zk::Sequence{INT32_MIN}, SortOrder::kSequence);
+  EXPECT_EQ(wrap[0].name, "_c_a-1x0-lock-2147483647");
+  EXPECT_EQ(wrap[1].name, "_c_b-1x0-lock--2147483648");
+  EXPECT_EQ(wrap[2].name, "_c_c-1x0-lock--2147483647");
+  sort_contenders(&wrap, zk::Sequence{INT32_MIN}, SortOrder::kSignedValue);
+  EXPECT_EQ(wrap[0].name, "_c_b-1x0-lock--2147483648");
+  std::vector<Contender> rw = parse_contenders(
+      {"_c_read-1-2x0-write-0000000003", "_c_w-1x0-read-0000000002"}, {"read-", "write-"});
+  ASSERT_EQ(rw.size(), 2u);
+  EXPECT_EQ(rw[0].marker, 1u);
+  EXPECT_EQ(rw[0].seq.value, 3);
+  EXPECT_EQ(rw[1].marker, 0u);
+}
+
+TEST(EveryCorrectRecipe, AcquiresAndReleasesAloneLeavingNoNode) {
+  // One client acquires each correct recipe, gets a fencing token, and its release removes the
+  // node.
+  for (const RecipeInfo* r : correct_recipes()) {
+    SCOPED_TRACE(r->name);
+    Scenario s;
+    Party& a = s.join(r->name, mutex_like(*r));
+    s.acquire(a);
+    s.run_for(kSettle);
+    ASSERT_TRUE(a.acquired.done);
+    ASSERT_EQ(a.acquired.error, Error::kOk);
+    EXPECT_TRUE(a.holds());
+    EXPECT_EQ(a.lock->state(), LockState::kHeld);
+    EXPECT_GT(a.acquired.grant.fencing_token, 0);
+    EXPECT_EQ(a.acquired.grant.hold_count, 1u);
+    EXPECT_EQ(s.children().size(), 1u);
+    s.release(a);
+    s.run_for(kSettle);
+    ASSERT_TRUE(a.released.done);
+    EXPECT_EQ(a.released.error, Error::kOk);
+    EXPECT_EQ(a.lock->state(), LockState::kIdle);
+    EXPECT_TRUE(s.children().empty());
+    EXPECT_EQ(a.lock->name(), r->name);
+  }
+}
+
+TEST(EveryCorrectRecipe, ContendersNeverHoldTogetherAndTokensIncrease) {
+  // Four clients contend (staggered 3 ms apart); each release hands the lock on; at most one
+  // holds at any slice and every grant's fencing token exceeds the previous one.
+  for (const RecipeInfo* r : correct_recipes()) {
+    SCOPED_TRACE(r->name);
+    Scenario s;
+    std::vector<Party*> ps;
+    for (int i = 0; i < 4; ++i) ps.push_back(&s.join(r->name, mutex_like(*r)));
+    s.run_for(milliseconds(50));  // connect
+    for (Party* p : ps) {
+      s.acquire(*p);
+      s.run_for(milliseconds(3));
+    }
+    s.run_for(kSettle);
+    int64_t last_token = 0;
+    for (int i = 0; i < 4; ++i) {
+      Party* holder = nullptr;
+      for (Party* p : ps) {
+        if (p->holds()) holder = p;
+      }
+      ASSERT_NE(holder, nullptr) << "grant " << i;
+      EXPECT_GT(holder->acquired.grant.fencing_token, last_token);
+      last_token = holder->acquired.grant.fencing_token;
+      s.release(*holder);
+      s.run_for(kSettle);
+    }
+    EXPECT_EQ(s.max_holders, 1);
+    EXPECT_EQ(s.grant_order.size(), 4u);
+    EXPECT_TRUE(s.children().empty());
+  }
+}
+
+TEST(QueueRecipes, GrantInQueueOrder) {
+  // The queue recipes grant in creation (sequence) order: three waiters queued 3 ms apart
+  // behind a holder are granted c1, c2, c3, c4.
+  for (const char* name : {"fair-mutex", "naive-mutex", "election", "read-write", "semaphore"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    const RecipeInfo* r = find_recipe(name);
+    std::vector<Party*> ps;
+    for (int i = 0; i < 4; ++i) ps.push_back(&s.join(name, mutex_like(*r)));
+    s.run_for(milliseconds(50));
+    for (Party* p : ps) {
+      s.acquire(*p);
+      s.run_for(milliseconds(3));
+    }
+    s.run_for(kSettle);
+    drain_queue(s, 4);
+    EXPECT_EQ(s.grant_order, (std::vector<std::string>{"c1", "c2", "c3", "c4"}));
+    EXPECT_EQ(s.max_holders, 1);
+  }
+}
+
+TEST(FairMutex, WaitersWatchOnlyTheirPredecessor) {
+  // With five waiters queued, each release notifies exactly one client (no herd).
+  Scenario s;
+  std::vector<Party*> ps;
+  for (int i = 0; i < 6; ++i) ps.push_back(&s.join("fair-mutex"));
+  s.run_for(milliseconds(50));
+  for (Party* p : ps) {
+    s.acquire(*p);
+    s.run_for(milliseconds(3));
+  }
+  s.run_for(kSettle);
+  drain_queue(s, 6);
+  const HerdFigures h = herd_under(s.world, "/locks/test");
+  EXPECT_EQ(h.releases, 6u);
+  EXPECT_LE(h.max_per_release, 1u);
+  EXPECT_EQ(h.notifications, 5u);
+}
+
+TEST(Crash, NextWaiterAcquiresAfterTheSessionTimeout) {
+  // S9: the holder's process dies; its session expires on the server after the timeout, its
+  // node goes, and the waiter acquires then (not before).
+  for (const char* name : {"fair-mutex", "exclusive", "naive-mutex", "election"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    Party& a = s.join(name);
+    Party& b = s.join(name);
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.acquire(b);
+    s.run_for(kSettle);
+    ASSERT_TRUE(a.holds());
+    ASSERT_FALSE(b.acquired.done);
+    const zk::Time crash_at = s.now();
+    s.inject(FaultKind::kCrash, 1);
+    s.run_for(zk::seconds(3));
+    ASSERT_TRUE(b.acquired.done);
+    EXPECT_EQ(b.acquired.error, Error::kOk);
+    const zk::Duration waited = b.acquired.at - crash_at;
+    EXPECT_GE(waited, milliseconds(500)) << zk::to_string(waited);
+    EXPECT_LE(waited, milliseconds(1500)) << zk::to_string(waited);
+    EXPECT_TRUE(b.holds());
+  }
+}
+
+TEST(AmbiguousCreate, LostCreateReplyIsResolvedByAdoptingOurNode) {
+  // S6: the contender create is applied but its reply is lost; after reconnecting the client
+  // finds its node by its per-attempt id, adopts it, holds, and leaves no orphan behind.
+  for (const char* name : {"fair-mutex", "exclusive", "naive-mutex", "semaphore", "election"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    Party& a = s.join(name);
+    Party& b = s.join(name);
+    s.acquire(b);  // b creates the directory and holds
+    s.run_for(kSettle);
+    ASSERT_TRUE(b.holds());
+    s.inject(FaultKind::kLoseNextReply, 1);
+    s.acquire(a);
+    s.run_for(kSettle);
+    EXPECT_EQ(a.stats().ambiguous_creates, 1u);
+    EXPECT_EQ(s.children().size(), 2u) << "one node each, no orphan";
+    s.release(b);
+    s.run_for(kSettle);
+    ASSERT_TRUE(a.acquired.done);
+    EXPECT_EQ(a.acquired.error, Error::kOk);
+    EXPECT_TRUE(a.holds());
+    EXPECT_EQ(a.stats().adopted, 1u);
+    s.release(a);
+    s.run_for(kSettle);
+    EXPECT_TRUE(s.children().empty()) << "no orphan";
+  }
+}
+
+TEST(AmbiguousCreate, NodeOfAnOlderSessionIsNotAdopted) {
+  // S6: only a node whose ephemeral owner is the current session is adopted; after the session
+  // expired and the handle was reopened, the client queues a fresh node.
+  Scenario s;
+  Party& a = s.join("fair-mutex");
+  s.acquire(a);
+  s.run_for(kSettle);
+  ASSERT_TRUE(a.holds());
+  s.inject(FaultKind::kExpireSession, 1);
+  s.run_for(zk::seconds(2));
+  EXPECT_EQ(a.lock->state(), LockState::kLost);
+  s.release(a);
+  s.run_for(kSettle);
+  a.client->reopen();
+  s.acquire(a);
+  s.run_for(kSettle);
+  ASSERT_TRUE(a.acquired.done);
+  EXPECT_EQ(a.acquired.error, Error::kOk);
+  EXPECT_EQ(a.stats().adopted, 0u);
+  EXPECT_EQ(s.children().size(), 1u);
+}
+
+TEST(TimedAcquire, TimeoutDeletesOwnNodeAndTheQueueMovesOn) {
+  // S5: a waiter whose deadline passes returns kOperationTimeout and removes its node, so the
+  // waiter behind it is granted when the holder releases.
+  for (const char* name : {"fair-mutex", "naive-mutex", "semaphore", "election", "read-write"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    const RecipeInfo* r = find_recipe(name);
+    Party& a = s.join(name, mutex_like(*r));
+    Party& b = s.join(name, mutex_like(*r));
+    Party& c = s.join(name, mutex_like(*r));
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.acquire(b, milliseconds(100));
+    s.run_for(milliseconds(10));
+    s.acquire(c);
+    s.run_for(kSettle);
+    ASSERT_TRUE(b.acquired.done);
+    EXPECT_EQ(b.acquired.error, Error::kOperationTimeout);
+    EXPECT_EQ(b.lock->state(), LockState::kIdle);
+    EXPECT_EQ(b.stats().cleanups, 1u);
+    EXPECT_EQ(s.children().size(), 2u) << "b's node is gone";
+    s.release(a);
+    s.run_for(kSettle);
+    EXPECT_TRUE(c.holds());
+    EXPECT_EQ(s.max_holders, 1);
+  }
+}
+
+TEST(TimedAcquire, CleanupDeleteRetriesThroughALostReply) {
+  // S5: the timeout's delete is applied but its reply is lost; the recipe retries, sees the
+  // node gone, and reports the timeout with nothing left behind.
+  Scenario s;
+  Party& a = s.join("fair-mutex");
+  Party& b = s.join("fair-mutex");
+  s.acquire(a);
+  s.run_for(kSettle);
+  s.acquire(b, milliseconds(100));
+  s.run_for(milliseconds(50));
+  s.inject(FaultKind::kLoseNextReply, 2);  // b's next mutation is the cleanup delete
+  s.run_for(kSettle);
+  ASSERT_TRUE(b.acquired.done);
+  EXPECT_EQ(b.acquired.error, Error::kOperationTimeout);
+  EXPECT_GE(b.stats().remove_retries, 1u);
+  EXPECT_EQ(s.children().size(), 1u);
+}
+
+TEST(TimedAcquire, DeadlineWhileCreateIsInFlightLeavesNoNode) {
+  // S5/S6: deadlines that fall while the contender create is in flight (swept over 0-1.2 ms)
+  // end in kOperationTimeout with the possibly created node found and removed.
+  for (int us = 0; us <= 1200; us += 100) {
+    SCOPED_TRACE(us);
+    Scenario s;
+    Party& a = s.join("fair-mutex");
+    Party& b = s.join("fair-mutex");
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.acquire(b, zk::microseconds(us));
+    s.run_for(kSettle);
+    ASSERT_TRUE(b.acquired.done);
+    EXPECT_EQ(b.acquired.error, Error::kOperationTimeout);
+    EXPECT_EQ(s.children().size(), 1u);
+  }
+}
+
+TEST(Cancellation, CancelledWaiterDeletesItsNode) {
+  // S5: a waiting acquire cancelled by the caller (FaultKind::kCancel) returns kCancelled and
+  // removes its node; the waiter behind it is granted next.
+  for (const char* name : {"fair-mutex", "exclusive", "naive-mutex", "semaphore"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    Party& a = s.join(name);
+    Party& b = s.join(name);
+    Party& c = s.join(name);
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.acquire(b);
+    s.run_for(milliseconds(10));
+    s.acquire(c);
+    s.run_for(kSettle);
+    s.inject(FaultKind::kCancel, 2, {}, "acquire");
+    s.run_for(kSettle);
+    ASSERT_TRUE(b.acquired.done);
+    EXPECT_EQ(b.acquired.error, Error::kCancelled);
+    EXPECT_EQ(b.lock->state(), LockState::kIdle);
+    EXPECT_EQ(s.children().size(), std::string(name) == "exclusive" ? 1u : 2u);
+    s.release(a);
+    s.run_for(kSettle);
+    EXPECT_TRUE(c.holds());
+  }
+}
+
+TEST(Cancellation, CancelAtAnyEarlyAwaitLeavesNoNode) {
+  // S5/S6: cancellations landing anywhere in the first 1.5 ms of an acquire (create in flight,
+  // list, watch) all end with kCancelled and no node of the cancelled client.
+  for (int us = 0; us <= 1500; us += 100) {
+    SCOPED_TRACE(us);
+    Scenario s;
+    Party& a = s.join("fair-mutex");
+    Party& b = s.join("fair-mutex");
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.acquire(b);
+    s.run_for(zk::microseconds(us));
+    s.inject(FaultKind::kCancel, 2, {}, "acquire");
+    s.run_for(kSettle);
+    ASSERT_TRUE(b.acquired.done);
+    EXPECT_EQ(b.acquired.error, Error::kCancelled);
+    EXPECT_EQ(s.children().size(), 1u);
+  }
+}
+
+TEST(Expiry, HolderLearnsItLostTheLockAndTheNextWaiterHolds) {
+  // S7: the server expires the holder's session; the holder's state turns kLost and lost()
+  // completes, while the waiter is granted.
+  for (const char* name : {"fair-mutex", "exclusive", "naive-mutex", "semaphore", "election"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    Party& a = s.join(name);
+    Party& b = s.join(name);
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.acquire(b);
+    s.run_for(kSettle);
+    s.watch_lost(a);
+    s.run_for(milliseconds(5));
+    EXPECT_FALSE(a.lost.done);
+    s.inject(FaultKind::kExpireSession, 1);
+    s.run_for(zk::seconds(2));
+    EXPECT_EQ(a.lock->state(), LockState::kLost);
+    EXPECT_TRUE(a.lost.done);
+    EXPECT_TRUE(b.holds());
+    // The lost holder's release is accepted (there is nothing left to delete).
+    s.release(a);
+    s.run_for(kSettle);
+    EXPECT_EQ(a.released.error, Error::kOk);
+    EXPECT_EQ(a.lock->state(), LockState::kIdle);
+  }
+}
+
+TEST(Expiry, WaiterFailsWithSessionExpired) {
+  // S7: a waiter whose session expires wakes from its watch and fails with kSessionExpired.
+  Scenario s;
+  Party& a = s.join("fair-mutex");
+  Party& b = s.join("fair-mutex");
+  s.acquire(a);
+  s.run_for(kSettle);
+  s.acquire(b);
+  s.run_for(kSettle);
+  s.inject(FaultKind::kExpireSession, 2);
+  s.run_for(zk::seconds(2));
+  ASSERT_TRUE(b.acquired.done);
+  EXPECT_EQ(b.acquired.error, Error::kSessionExpired);
+  EXPECT_EQ(s.children().size(), 1u);
+}
+
+TEST(Disconnect, HolderIsSuspendedThenHeldAgainAfterReconnect) {
+  // S7: a connection loss makes the holder kSuspended (lost() completes); after the reconnect
+  // within the session timeout its node is still there and it is kHeld again.
+  for (const char* name : {"fair-mutex", "exclusive", "naive-mutex", "semaphore", "election"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    Party& a = s.join(name);
+    s.acquire(a);
+    s.run_for(kSettle);
+    ASSERT_TRUE(a.holds());
+    s.watch_lost(a);
+    s.run_for(milliseconds(1));
+    s.inject(FaultKind::kConnectionLoss, 1);
+    s.run_for(milliseconds(2));
+    EXPECT_EQ(a.lock->state(), LockState::kSuspended);
+    EXPECT_TRUE(a.lost.done);
+    s.run_for(kSettle);
+    EXPECT_EQ(a.lock->state(), LockState::kHeld);
+    EXPECT_GE(a.stats().monitor_transitions, 2u);
+  }
+}
+
+TEST(Disconnect, WaiterSurvivesConnectionLossAndIsGrantedAfterwards) {
+  // A waiter's connection drops while the holder releases; after reconnecting it re-lists and
+  // is granted, with one node in the directory.
+  Scenario s;
+  Party& a = s.join("fair-mutex");
+  Party& b = s.join("fair-mutex");
+  s.acquire(a);
+  s.run_for(kSettle);
+  s.acquire(b);
+  s.run_for(kSettle);
+  s.inject(FaultKind::kConnectionLoss, 2);
+  s.release(a);
+  s.run_for(kSettle);
+  ASSERT_TRUE(b.acquired.done);
+  EXPECT_EQ(b.acquired.error, Error::kOk);
+  EXPECT_TRUE(b.holds());
+  EXPECT_EQ(s.children().size(), 1u);
+}
+
+TEST(PredecessorGone, WaiterReListsWhenItsPredecessorVanishesBeforeTheWatch) {
+  // The holder releases at every moment of the waiter's create/list/get_data (swept over 0-3 ms):
+  // the waiter is always granted; in some runs get_data met kNoNode and the waiter re-listed.
+  uint64_t gone = 0;
+  for (int us = 0; us <= 3000; us += 100) {
+    SCOPED_TRACE(us);
+    Scenario s;
+    Party& a = s.join("fair-mutex");
+    Party& b = s.join("fair-mutex");
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.acquire(b);
+    s.run_for(zk::microseconds(us));
+    s.release(a);
+    s.run_for(kSettle);
+    ASSERT_TRUE(b.acquired.done);
+    EXPECT_EQ(b.acquired.error, Error::kOk);
+    EXPECT_EQ(s.max_holders, 1);
+    gone += b.stats().predecessor_gone;
+  }
+  EXPECT_GT(gone, 0u);
+}
+
+TEST(Reentrancy, SameHolderCountsHoldsAndOnlyTheLastReleaseDeletes) {
+  // S5: a second acquire by the holder returns at once with hold_count 2 and the same token;
+  // the first release keeps the lock, the second deletes the node, a third is kNothing.
+  Scenario s;
+  Party& a = s.join("fair-mutex");
+  s.acquire(a);
+  s.run_for(kSettle);
+  const Grant first = a.acquired.grant;
+  s.acquire(a);
+  s.run_for(milliseconds(1));
+  ASSERT_TRUE(a.acquired.done);
+  EXPECT_EQ(a.acquired.grant.hold_count, 2u);
+  EXPECT_EQ(a.acquired.grant.fencing_token, first.fencing_token);
+  EXPECT_EQ(a.acquired.grant.node, first.node);
+  s.release(a);
+  s.run_for(kSettle);
+  EXPECT_EQ(a.released.error, Error::kOk);
+  EXPECT_TRUE(a.holds());
+  EXPECT_EQ(s.children().size(), 1u);
+  s.release(a);
+  s.run_for(kSettle);
+  EXPECT_FALSE(a.holds());
+  EXPECT_TRUE(s.children().empty());
+  s.release(a);
+  s.run_for(kSettle);
+  EXPECT_EQ(a.released.error, Error::kNothing);
+}
+
+TEST(Ownership, ReleaseByANonOwnerIsAnErrorAndChangesNothing) {
+  // S5: a client that does not hold the lock gets kNothing from release; the holder keeps it.
+  for (const RecipeInfo* r : correct_recipes()) {
+    SCOPED_TRACE(r->name);
+    Scenario s;
+    Party& a = s.join(r->name, mutex_like(*r));
+    Party& b = s.join(r->name, mutex_like(*r));
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.release(b);
+    s.run_for(kSettle);
+    EXPECT_EQ(b.released.error, Error::kNothing);
+    EXPECT_TRUE(a.holds());
+    EXPECT_EQ(s.children().size(), 1u);
+  }
+}
+
+TEST(Release, DeleteWithALostReplyIsRetriedNeverForgotten) {
+  // S5: the release's delete is applied but the reply is lost; the release retries, sees the
+  // node gone, and returns kOk; the waiter is granted.
+  for (const char* name : {"fair-mutex", "exclusive"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    Party& a = s.join(name);
+    Party& b = s.join(name);
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.acquire(b);
+    s.run_for(kSettle);
+    s.inject(FaultKind::kLoseNextReply, 1);
+    s.release(a);
+    s.run_for(kSettle);
+    EXPECT_EQ(a.released.error, Error::kOk);
+    EXPECT_GE(a.stats().remove_retries, 1u);
+    EXPECT_TRUE(b.holds());
+    EXPECT_EQ(s.children().size(), 1u);
+  }
+}
+
+// Loses every request in flight at a connection loss (kAmbiguousOutcome = 0: "did not reach
+// the server"), otherwise seeded random.
+class LoseInFlight final : public sim::Strategy {
+ public:
+  explicit LoseInFlight(uint64_t seed) : inner_(sim::make_random_strategy(seed)) {}
+  uint32_t choose(sim::ChoiceKind kind, uint32_t n) override {
+    if (kind == sim::ChoiceKind::kAmbiguousOutcome) return 0;
+    return inner_->choose(kind, n);
+  }
+  std::string name() const override { return "lose-in-flight"; }
+
+ private:
+  std::unique_ptr<sim::Strategy> inner_;
+};
+
+TEST(Release, DeleteLostInFlightIsRetried) {
+  // S5: the connection drops while the release's delete is in flight and the delete never
+  // reaches the server; the release retries after reconnecting, so the node is gone.
+  sim::WorldOptions o;
+  Scenario s(o, std::make_unique<LoseInFlight>(o.seed));
+  Party& a = s.join("fair-mutex");
+  Party& b = s.join("fair-mutex");
+  s.acquire(a);
+  s.run_for(kSettle);
+  s.acquire(b);
+  s.run_for(kSettle);
+  s.release(a);
+  s.run_for(zk::microseconds(50));
+  s.inject(FaultKind::kConnectionLoss, 1);
+  s.run_for(kSettle);
+  EXPECT_EQ(a.released.error, Error::kOk);
+  EXPECT_GE(a.stats().remove_retries, 1u);
+  EXPECT_TRUE(b.holds());
+  EXPECT_EQ(s.children().size(), 1u);
+}
+
+TEST(ReadWrite, ReadersShareWritersExclude) {
+  // S4: two readers hold together; a writer queued behind them waits for both; a reader queued
+  // behind the writer waits for the writer.
+  Scenario s;
+  LockOptions rd, wr;
+  rd.role = Role::kRead;
+  wr.role = Role::kWrite;
+  Party& r1 = s.join("read-write", rd);
+  Party& r2 = s.join("read-write", rd);
+  Party& w = s.join("read-write", wr);
+  Party& r3 = s.join("read-write", rd);
+  s.run_for(milliseconds(50));
+  for (Party* p : {&r1, &r2, &w, &r3}) {
+    s.acquire(*p);
+    s.run_for(milliseconds(3));
+  }
+  s.run_for(kSettle);
+  EXPECT_TRUE(r1.holds());
+  EXPECT_TRUE(r2.holds());
+  EXPECT_FALSE(w.holds());
+  EXPECT_FALSE(r3.holds());
+  s.release(r1);
+  s.run_for(kSettle);
+  EXPECT_FALSE(w.holds());
+  s.release(r2);
+  s.run_for(kSettle);
+  EXPECT_TRUE(w.holds());
+  EXPECT_FALSE(r3.holds());
+  s.release(w);
+  s.run_for(kSettle);
+  EXPECT_TRUE(r3.holds());
+  EXPECT_FALSE(s.rw_violation);
+}
+
+TEST(ReadWrite, ReaderWaitsOnlyForTheNearestEarlierWriter) {
+  // S4: with W1 R1 W2 R2 queued, R2 watches W2 (not R1), and readers never block readers.
+  Scenario s;
+  LockOptions rd, wr;
+  rd.role = Role::kRead;
+  wr.role = Role::kWrite;
+  Party& w1 = s.join("read-write", wr);
+  Party& r1 = s.join("read-write", rd);
+  Party& w2 = s.join("read-write", wr);
+  Party& r2 = s.join("read-write", rd);
+  s.run_for(milliseconds(50));
+  for (Party* p : {&w1, &r1, &w2, &r2}) {
+    s.acquire(*p);
+    s.run_for(milliseconds(3));
+  }
+  s.run_for(kSettle);
+  EXPECT_TRUE(w1.holds());
+  s.release(w1);
+  s.run_for(kSettle);
+  EXPECT_TRUE(r1.holds());
+  EXPECT_FALSE(w2.holds());
+  EXPECT_FALSE(r2.holds());
+  s.release(r1);
+  s.run_for(kSettle);
+  EXPECT_TRUE(w2.holds());
+  s.release(w2);
+  s.run_for(kSettle);
+  EXPECT_TRUE(r2.holds());
+  EXPECT_FALSE(s.rw_violation);
+  // Each waiter was woken once: by the node it watched.
+  EXPECT_EQ(r2.stats().wakeups, 1u);
+}
+
+TEST(Semaphore, AtMostNHoldersAndOutOfOrderReleasesHandLeasesOn) {
+  // S10: with 2 leases and 4 clients, two hold; when the second holder leaves first, the
+  // third client gets its lease at once; never more than 2 hold.
+  Scenario s;
+  LockOptions o;
+  o.max_leases = 2;
+  std::vector<Party*> ps;
+  for (int i = 0; i < 4; ++i) ps.push_back(&s.join("semaphore", o));
+  s.run_for(milliseconds(50));
+  for (Party* p : ps) {
+    s.acquire(*p);
+    s.run_for(milliseconds(3));
+  }
+  s.run_for(kSettle);
+  EXPECT_TRUE(ps[0]->holds());
+  EXPECT_TRUE(ps[1]->holds());
+  EXPECT_FALSE(ps[2]->holds());
+  s.release(*ps[1]);
+  s.run_for(kSettle);
+  EXPECT_TRUE(ps[2]->holds());
+  EXPECT_FALSE(ps[3]->holds());
+  s.release(*ps[0]);
+  s.run_for(kSettle);
+  EXPECT_TRUE(ps[3]->holds());
+  EXPECT_EQ(s.max_holders, 2);
+}
+
+TEST(Semaphore, NeverMoreThanNUnderRacesAndFaults) {
+  // S10: eight clients cycle on a 3-lease semaphore while connections drop and replies are
+  // lost; at no slice do more than 3 hold, and every client is granted.
+  Scenario s;
+  LockOptions o;
+  o.max_leases = 3;
+  std::vector<Party*> ps;
+  for (int i = 0; i < 8; ++i) ps.push_back(&s.join("semaphore", o));
+  s.run_for(milliseconds(50));
+  for (Party* p : ps) s.cycle(*p, milliseconds(20));
+  for (uint32_t c = 1; c <= 8; ++c) {
+    s.run_for(milliseconds(7));
+    s.inject(c % 2 == 0 ? FaultKind::kConnectionLoss : FaultKind::kLoseNextReply, c);
+  }
+  s.run_for(zk::seconds(2));
+  EXPECT_LE(s.max_holders, 3);
+  EXPECT_EQ(s.grant_order.size(), 8u);
+  EXPECT_TRUE(s.children().empty());
+}
+
+zk::Task<void> ask_leader(ElectionCandidate* c, std::string* out) {
+  zk::Result<std::string> r = co_await c->leader();
+  *out = r.ok() ? r.value : std::string("error:") + zk::error_name(r.error);
+}
+
+TEST(Election, LeaderIsObservableStepsDownOnExpiryAndANewLeaderIsElected) {
+  // S8: three candidates; c1 leads and everyone sees it; c1's session expires, c1 learns it
+  // must step down (kLost), and c2 is elected and seen as leader.
+  Scenario s;
+  std::vector<Party*> ps;
+  for (int i = 0; i < 3; ++i) ps.push_back(&s.join("election"));
+  s.run_for(milliseconds(50));
+  for (Party* p : ps) {
+    s.acquire(*p);
+    s.run_for(milliseconds(3));
+  }
+  s.run_for(kSettle);
+  EXPECT_TRUE(ps[0]->holds());
+  std::string seen;
+  ps[2]->client->spawn(ask_leader(dynamic_cast<ElectionCandidate*>(ps[2]->lock.get()), &seen),
+                       "ask");
+  s.run_for(kSettle);
+  EXPECT_EQ(seen, "c1");
+  s.watch_lost(*ps[0]);
+  s.inject(FaultKind::kExpireSession, 1);
+  s.run_for(zk::seconds(2));
+  EXPECT_TRUE(ps[0]->lost.done);
+  EXPECT_EQ(ps[0]->lock->state(), LockState::kLost);
+  EXPECT_TRUE(ps[1]->holds());
+  EXPECT_FALSE(ps[2]->holds());
+  ps[2]->client->spawn(ask_leader(dynamic_cast<ElectionCandidate*>(ps[2]->lock.get()), &seen),
+                       "ask");
+  s.run_for(kSettle);
+  EXPECT_EQ(seen, "c2");
+  s.release(*ps[1]);  // c2 resigns: c3 leads
+  s.run_for(kSettle);
+  EXPECT_TRUE(ps[2]->holds());
+}
+
+TEST(SequenceWrap, FairMutexKeepsQueueOrderAcrossInt32Max) {
+  // The parent's counter is set to 2147483646: nodes get 2147483646, 2147483647, -2147483648;
+  // the queue stays in creation order and exclusive.
+  for (const char* name : {"fair-mutex", "naive-mutex", "read-write"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    const RecipeInfo* r = find_recipe(name);
+    Party& setup = s.join(name, mutex_like(*r));
+    s.acquire(setup);  // creates the directory
+    s.run_for(kSettle);
+    s.release(setup);
+    s.run_for(kSettle);
+    s.world.set_sequence_counter("/locks/test", INT32_MAX - 1);
+    std::vector<Party*> ps;
+    for (int i = 0; i < 3; ++i) ps.push_back(&s.join(name, mutex_like(*r)));
+    s.run_for(milliseconds(50));
+    for (Party* p : ps) {
+      s.acquire(*p);
+      s.run_for(milliseconds(3));
+    }
+    s.run_for(kSettle);
+    drain_queue(s, 4);
+    EXPECT_EQ(s.grant_order, (std::vector<std::string>{"c1", "c2", "c3", "c4"}));
+    EXPECT_EQ(s.max_holders, 1);
+  }
+}
+
+TEST(ForeignChildren, AreIgnoredByTheQueue) {
+  // A foreign persistent child in the lock directory does not block or confuse the fair mutex.
+  Scenario s;
+  Party& a = s.join("fair-mutex");
+  Party& b = s.join("fair-mutex");
+  s.acquire(a);
+  s.run_for(kSettle);
+  s.inject(FaultKind::kForeignChild, 0, {}, "/locks/test/zz-foreign");
+  s.acquire(b);
+  s.run_for(kSettle);
+  s.release(a);
+  s.run_for(kSettle);
+  EXPECT_TRUE(b.holds());
+  s.release(b);
+  s.run_for(kSettle);
+  EXPECT_EQ(s.children(), (std::vector<std::string>{"zz-foreign"}));
+}
+
+}  // namespace
+}  // namespace lockstep::recipes::testing

@@ -1,0 +1,137 @@
+#include "recipes/scenario_test_util.h"
+
+#include <cassert>
+#include <utility>
+
+namespace lockstep::recipes::testing {
+
+namespace {
+
+zk::Task<void> acquire_task(Party* p, zk::Time deadline, std::vector<std::string>* order) {
+  p->acquired = Outcome{};
+  zk::Result<Grant> r = co_await p->lock->acquire(deadline);
+  p->acquired.done = true;
+  p->acquired.error = r.error;
+  p->acquired.grant = r.value;
+  p->acquired.at = p->client->context().now();
+  if (r.ok()) {
+    ++p->grants;
+    order->push_back(p->name());
+  }
+}
+
+zk::Task<void> release_task(Party* p) {
+  p->released = Outcome{};
+  zk::Status s = co_await p->lock->release();
+  p->released.done = true;
+  p->released.error = s.error;
+  p->released.at = p->client->context().now();
+}
+
+zk::Task<void> lost_task(Party* p) {
+  p->lost = Outcome{};
+  zk::Status s = co_await p->lock->lost();
+  p->lost.done = true;
+  p->lost.error = s.error;
+  p->lost.at = p->client->context().now();
+}
+
+zk::Task<void> cycle_task(Party* p, zk::Duration hold, std::vector<std::string>* order) {
+  co_await acquire_task(p, zk::kNever, order);
+  if (p->acquired.error != zk::Error::kOk) co_return;
+  (void)co_await p->client->context().sleep_for(hold);
+  co_await release_task(p);
+}
+
+}  // namespace
+
+Scenario::Scenario(sim::WorldOptions options, std::unique_ptr<sim::Strategy> strategy)
+    : world(options, std::move(strategy)) {}
+
+Party& Scenario::join(std::string_view recipe, LockOptions options, sim::ClientOptions client) {
+  const RecipeInfo* info = find_recipe(recipe);
+  assert(info != nullptr && "unknown recipe");
+  auto p = std::make_unique<Party>();
+  p->client = &world.add_client(std::move(client));
+  if (options.path.empty()) options.path = "/locks/test";
+  if (options.client_name.empty()) options.client_name = p->client->name();
+  p->options = options;
+  p->lock = info->make(*p->client, options);
+  parties.push_back(std::move(p));
+  return *parties.back();
+}
+
+void Scenario::acquire(Party& p, zk::Duration timeout) {
+  const zk::Time deadline = timeout.us < 0 ? zk::kNever : world.now() + timeout;
+  p.acquired = Outcome{};
+  p.client->spawn(acquire_task(&p, deadline, &grant_order), "acquire");
+}
+
+void Scenario::release(Party& p) {
+  p.released = Outcome{};
+  p.client->spawn(release_task(&p), "release");
+}
+
+void Scenario::watch_lost(Party& p) {
+  p.lost = Outcome{};
+  p.client->spawn(lost_task(&p), "lost");
+}
+
+void Scenario::cycle(Party& p, zk::Duration hold) {
+  p.acquired = Outcome{};
+  p.client->spawn(cycle_task(&p, hold, &grant_order), "cycle");
+}
+
+void Scenario::run_for(zk::Duration d, zk::Duration slice) {
+  const zk::Time end = world.now() + d;
+  while (world.now() < end) {
+    const zk::Time next = std::min(end, world.now() + slice);
+    world.run_until(next);
+    int all = 0, writers = 0;
+    for (const auto& p : parties) {
+      if (!p->holds()) continue;
+      ++all;
+      if (p->options.role != Role::kRead) ++writers;
+    }
+    if (all > max_holders) max_holders = all;
+    if (writers > 0 && all > 1) rw_violation = true;
+  }
+}
+
+void Scenario::inject(sim::FaultKind kind, uint32_t client, zk::Duration duration,
+                      std::string name) {
+  sim::Fault f;
+  f.kind = kind;
+  f.at = world.now();
+  f.client = client;
+  f.duration = duration;
+  f.name = std::move(name);
+  world.inject(std::move(f));
+}
+
+int Scenario::holders() const {
+  int n = 0;
+  for (const auto& p : parties) n += p->holds() ? 1 : 0;
+  return n;
+}
+
+std::vector<std::string> Scenario::children(std::string_view path) const {
+  std::optional<sim::NodeView> v = world.node(path);
+  if (!v) return {};
+  return v->children;
+}
+
+HerdFigures herd_under(const sim::World& world, std::string_view dir) {
+  HerdFigures h;
+  const std::string prefix = std::string(dir) + "/";
+  for (const sim::HerdRecord& r : world.herd()) {
+    if (r.path.compare(0, prefix.size(), prefix) != 0) continue;
+    ++h.releases;
+    h.notifications += r.notifications;
+    h.requests_caused += r.requests_caused;
+    if (r.notifications > h.max_per_release) h.max_per_release = r.notifications;
+  }
+  return h;
+}
+
+}  // namespace lockstep::recipes::testing

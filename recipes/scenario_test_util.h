@@ -1,0 +1,92 @@
+// lockstep recipes, tests only: scripted scenarios of lock clients in the simulator.
+//
+// A Scenario owns one sim::World and the Parties (a simulated client plus one Lock from the
+// registry) that take part. Tests script it: acquire / release / lost-watch calls spawn root
+// tasks on the party's client (named "acquire", "release", "lost", so a FaultKind::kCancel can
+// find them), faults are injected on the world, and run_for() advances virtual time in short
+// slices, checking after each slice how many parties believe they hold (max_holders,
+// rw_violation). Nothing here is random beyond the world's seed; the scripts are fixed.
+//
+// Test code only: it is the one place in recipes/ that sees the simulator. The library itself
+// (lockstep_recipes) never includes sim/.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recipes/lock_base.h"
+#include "recipes/registry.h"
+#include "sim/world.h"
+
+namespace lockstep::recipes::testing {
+
+struct Outcome {
+  bool done = false;
+  zk::Error error = zk::Error::kOk;
+  Grant grant;
+  zk::Time at;
+};
+
+struct Party {
+  sim::Client* client = nullptr;
+  std::unique_ptr<Lock> lock;
+  LockOptions options;
+  Outcome acquired;  // the last acquire
+  Outcome released;  // the last release
+  Outcome lost;      // the last lost() watch
+  uint32_t grants = 0;
+
+  const std::string& name() const { return client->name(); }
+  LockBase& base() const { return dynamic_cast<LockBase&>(*lock); }
+  const RecipeStats& stats() const { return base().stats(); }
+  bool holds() const { return lock->holds(); }
+};
+
+class Scenario {
+ public:
+  explicit Scenario(sim::WorldOptions options = {}, std::unique_ptr<sim::Strategy> strategy = {});
+
+  // A new client with a Lock of registry recipe `recipe` on `options.path` (default
+  // "/locks/test"); the client name is the lock's client_name.
+  Party& join(std::string_view recipe, LockOptions options = {}, sim::ClientOptions client = {});
+
+  // Spawns an acquire (deadline = now + timeout; zk::Duration{-1} means none).
+  void acquire(Party& p, zk::Duration timeout = zk::Duration{-1});
+  void release(Party& p);
+  void watch_lost(Party& p);
+  // acquire, hold for `hold`, release: one task ("cycle").
+  void cycle(Party& p, zk::Duration hold);
+
+  // Advances virtual time in slices of `slice`, checking the believers after each.
+  void run_for(zk::Duration d, zk::Duration slice = zk::microseconds(50));
+  void inject(sim::FaultKind kind, uint32_t client, zk::Duration duration = {},
+              std::string name = {});
+
+  int holders() const;
+  // Children of the lock directory, sorted by name ([] when it does not exist).
+  std::vector<std::string> children(std::string_view path = "/locks/test") const;
+  zk::Time now() const { return world.now(); }
+
+  sim::World world;
+  std::vector<std::unique_ptr<Party>> parties;
+  std::vector<std::string> grant_order;  // client names, in the order acquires succeeded
+  int max_holders = 0;
+  bool rw_violation = false;  // a writer held together with anyone
+};
+
+// The herd figures of a scenario: notifications per delete of a node under `dir`.
+struct HerdFigures {
+  uint32_t releases = 0;
+  uint64_t notifications = 0;
+  uint32_t max_per_release = 0;
+  uint64_t requests_caused = 0;
+  double per_release() const {
+    return releases == 0 ? 0.0 : static_cast<double>(notifications) / releases;
+  }
+};
+HerdFigures herd_under(const sim::World& world, std::string_view dir);
+
+}  // namespace lockstep::recipes::testing

@@ -1,0 +1,357 @@
+// Scripted simulator scenarios that make every deliberately broken variant show its bug
+// (two holders, an orphan node, a deadlock while the lock is free, a herd, a request storm),
+// each beside the same script on the correct recipe where that contrast is the point.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "recipes/registry.h"
+#include "recipes/scenario_test_util.h"
+
+namespace lockstep::recipes::testing {
+namespace {
+
+using sim::FaultKind;
+using zk::Error;
+using zk::milliseconds;
+
+constexpr zk::Duration kSettle = milliseconds(200);
+
+// Loses every request in flight at a connection loss (kAmbiguousOutcome = 0).
+class LoseInFlight final : public sim::Strategy {
+ public:
+  explicit LoseInFlight(uint64_t seed) : inner_(sim::make_random_strategy(seed)) {}
+  uint32_t choose(sim::ChoiceKind kind, uint32_t n) override {
+    if (kind == sim::ChoiceKind::kAmbiguousOutcome) return 0;
+    return inner_->choose(kind, n);
+  }
+  std::string name() const override { return "lose-in-flight"; }
+
+ private:
+  std::unique_ptr<sim::Strategy> inner_;
+};
+
+// Nodes in the lock directory owned by `p`'s current session.
+int nodes_of(const Scenario& s, const Party& p) {
+  int n = 0;
+  for (const std::string& c : s.children()) {
+    std::optional<sim::NodeView> v = s.world.node("/locks/test/" + c);
+    if (v && v->stat.ephemeral_owner == p.client->id()) ++n;
+  }
+  return n;
+}
+
+TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
+  // Guards the zoo: the variants this file exhibits are exactly the registry's broken entries.
+  const std::vector<std::string> exhibited = {"broken/ignores-expiry",
+                                              "broken/no-id-in-name",
+                                              "broken/no-relist",
+                                              "broken/reader-ignores-writers",
+                                              "broken/release-forgets-node",
+                                              "broken/rw-sort-by-name",
+                                              "broken/seed001-exclusive",
+                                              "broken/semaphore-watch-ahead",
+                                              "broken/sort-by-name",
+                                              "broken/sort-signed",
+                                              "broken/timeout-leaves-node",
+                                              "broken/watch-first"};
+  std::vector<std::string> registered;
+  for (const RecipeInfo& r : registry()) {
+    if (r.expected == Expected::kBroken) registered.push_back(r.name);
+  }
+  EXPECT_EQ(registered, exhibited);
+}
+
+TEST(Zoo, NoIdInNameOrphansItsNodeAndDeadlocksBehindIt) {
+  // broken/no-id-in-name: a lost create reply makes the client create again; its first node
+  // is an orphan of its own live session, and it waits behind it forever while nobody holds.
+  Scenario s;
+  Party& a = s.join("broken/no-id-in-name");
+  Party& b = s.join("broken/no-id-in-name");
+  s.acquire(b);
+  s.run_for(kSettle);
+  s.inject(FaultKind::kLoseNextReply, 1);
+  s.acquire(a);
+  s.run_for(kSettle);
+  s.release(b);
+  s.run_for(zk::seconds(5));
+  EXPECT_FALSE(a.acquired.done) << "deadlock: a never acquires";
+  EXPECT_EQ(s.holders(), 0) << "while the lock is free";
+  EXPECT_EQ(nodes_of(s, a), 2) << "the orphan and the node queued behind it";
+}
+
+TEST(Zoo, TimeoutLeavesNodeBlocksEveryLaterWaiter) {
+  // broken/timeout-leaves-node: a timed-out waiter keeps its node; after the holder releases,
+  // the next waiter waits behind the orphan forever.
+  Scenario s;
+  Party& a = s.join("broken/timeout-leaves-node");
+  Party& b = s.join("broken/timeout-leaves-node");
+  Party& c = s.join("broken/timeout-leaves-node");
+  s.acquire(a);
+  s.run_for(kSettle);
+  s.acquire(b, milliseconds(100));
+  s.run_for(milliseconds(10));
+  s.acquire(c);
+  s.run_for(kSettle);
+  ASSERT_TRUE(b.acquired.done);
+  EXPECT_EQ(b.acquired.error, Error::kOperationTimeout);
+  EXPECT_EQ(nodes_of(s, b), 1) << "orphan left on timeout";
+  s.release(a);
+  s.run_for(zk::seconds(5));
+  EXPECT_FALSE(c.acquired.done) << "deadlock";
+  EXPECT_EQ(s.holders(), 0);
+}
+
+TEST(Zoo, NoRelistGrantsTwoHoldersWhenAMiddleWaiterGivesUp) {
+  // broken/no-relist: c watches b, b times out and deletes its node; c takes the delete as
+  // the grant while a still holds.
+  Scenario s;
+  Party& a = s.join("broken/no-relist");
+  Party& b = s.join("broken/no-relist");
+  Party& c = s.join("broken/no-relist");
+  s.acquire(a);
+  s.run_for(kSettle);
+  s.acquire(b, milliseconds(100));
+  s.run_for(milliseconds(10));
+  s.acquire(c);
+  s.run_for(kSettle);
+  EXPECT_TRUE(a.holds());
+  EXPECT_TRUE(c.holds());
+  EXPECT_EQ(s.max_holders, 2);
+}
+
+TEST(Zoo, IgnoresExpiryHolderKeepsBelievingBesideTheNextHolder) {
+  // broken/ignores-expiry: the holder's session expires, the waiter is granted, and the old
+  // holder still reports kHeld (lost() never completes): two believers.
+  Scenario s;
+  Party& a = s.join("broken/ignores-expiry");
+  Party& b = s.join("broken/ignores-expiry");
+  s.acquire(a);
+  s.run_for(kSettle);
+  s.acquire(b);
+  s.run_for(kSettle);
+  s.watch_lost(a);
+  s.inject(FaultKind::kExpireSession, 1);
+  s.run_for(zk::seconds(2));
+  EXPECT_TRUE(b.holds());
+  EXPECT_EQ(a.lock->state(), LockState::kHeld);
+  EXPECT_FALSE(a.lost.done);
+  EXPECT_EQ(s.max_holders, 2);
+}
+
+TEST(Zoo, WatchFirstWakesEveryWaiterOnEachRelease) {
+  // broken/watch-first: six clients queued; the first release notifies all five waiters
+  // (fair-mutex: exactly one per release).
+  for (const char* name : {"broken/watch-first", "fair-mutex"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    std::vector<Party*> ps;
+    for (int i = 0; i < 6; ++i) ps.push_back(&s.join(name));
+    s.run_for(milliseconds(50));
+    for (Party* p : ps) {
+      s.acquire(*p);
+      s.run_for(milliseconds(3));
+    }
+    s.run_for(kSettle);
+    s.release(*ps[0]);
+    s.run_for(kSettle);
+    const HerdFigures h = herd_under(s.world, "/locks/test");
+    ASSERT_EQ(h.releases, 1u);
+    if (std::string(name) == "fair-mutex") {
+      EXPECT_EQ(h.max_per_release, 1u);
+    } else {
+      EXPECT_EQ(h.max_per_release, 5u);
+    }
+    EXPECT_TRUE(ps[1]->holds());
+    EXPECT_EQ(s.max_holders, 1);
+  }
+}
+
+TEST(Zoo, Seed001LatchNeverRenewedMakesTheLoserSpin) {
+  // broken/seed001-exclusive: after the first release both waiters' latches are open; the one
+  // that loses the race loops create/exists/subscribe without waiting — hundreds of requests
+  // in 100 ms, where the correct exclusive lock's loser sends a handful.
+  uint64_t storm[2] = {0, 0};
+  const char* names[2] = {"broken/seed001-exclusive", "exclusive"};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    Scenario s;
+    Party& a = s.join(names[v]);
+    Party& b = s.join(names[v]);
+    Party& c = s.join(names[v]);
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.acquire(b);
+    s.acquire(c);
+    s.run_for(kSettle);
+    s.release(a);
+    s.run_for(milliseconds(20));
+    ASSERT_EQ(s.holders(), 1);
+    Party& loser = b.holds() ? c : b;
+    const uint64_t before = loser.client->requests_sent();
+    s.run_for(milliseconds(100));
+    storm[v] = loser.client->requests_sent() - before;
+    EXPECT_EQ(s.max_holders, 1);
+  }
+  std::printf(
+      "[seed001] loser's requests in 100 ms while the other holds: seed001=%llu "
+      "exclusive=%llu\n",
+      static_cast<unsigned long long>(storm[0]), static_cast<unsigned long long>(storm[1]));
+  EXPECT_GT(storm[0], 100u);
+  EXPECT_LE(storm[1], 5u);
+}
+
+TEST(Zoo, Seed001ExistsThenSubscribeMissesTheDeleteAndSleepsWhileFree) {
+  // broken/seed001-exclusive: the holder releases at each moment of the waiter's
+  // create/exists/subscribe (swept 0-6 ms in 50 us steps). When the delete falls between
+  // exists() and the subscribing exists(), a creation watch is armed instead and the waiter
+  // sleeps while the lock is free; the correct exclusive lock acquires in every run.
+  int stuck[2] = {0, 0};
+  const char* names[2] = {"broken/seed001-exclusive", "exclusive"};
+  for (int v = 0; v < 2; ++v) {
+    for (int us = 0; us <= 6000; us += 50) {
+      Scenario s;
+      Party& a = s.join(names[v]);
+      Party& b = s.join(names[v]);
+      s.acquire(a);
+      s.run_for(kSettle);
+      s.acquire(b);
+      s.run_for(zk::microseconds(us));
+      s.release(a);
+      s.run_for(zk::seconds(2), milliseconds(1));
+      if (!b.acquired.done && s.holders() == 0 && s.children().empty()) ++stuck[v];
+    }
+  }
+  std::printf(
+      "[seed001] runs where the waiter sleeps while the lock is free: seed001=%d "
+      "exclusive=%d (of 121)\n",
+      stuck[0], stuck[1]);
+  EXPECT_GT(stuck[0], 0);
+  EXPECT_EQ(stuck[1], 0);
+}
+
+TEST(Zoo, SortByNameLetsALaterContenderHoldBesideTheHolder) {
+  // broken/sort-by-name: c2 holds; c1 queues later but its name sorts first, so it believes
+  // it holds too.
+  Scenario s;
+  Party& c1 = s.join("broken/sort-by-name");
+  Party& c2 = s.join("broken/sort-by-name");
+  s.acquire(c2);
+  s.run_for(kSettle);
+  s.acquire(c1);
+  s.run_for(kSettle);
+  EXPECT_TRUE(c2.holds());
+  EXPECT_TRUE(c1.holds());
+  EXPECT_EQ(s.max_holders, 2);
+}
+
+TEST(Zoo, RwSortByNameLetsAReaderHoldBesideTheWriter) {
+  // broken/rw-sort-by-name: writer c2 holds; reader c1 queues later, sorts first by name and
+  // holds together with the writer.
+  Scenario s;
+  LockOptions rd, wr;
+  rd.role = Role::kRead;
+  wr.role = Role::kWrite;
+  Party& r = s.join("broken/rw-sort-by-name", rd);
+  Party& w = s.join("broken/rw-sort-by-name", wr);
+  s.acquire(w);
+  s.run_for(kSettle);
+  s.acquire(r);
+  s.run_for(kSettle);
+  EXPECT_TRUE(w.holds());
+  EXPECT_TRUE(r.holds());
+  EXPECT_TRUE(s.rw_violation);
+}
+
+TEST(Zoo, SortSignedBreaksAcrossTheSequenceWrap) {
+  // broken/sort-signed: the holder's node is 2147483647; the next is -2147483648, which a
+  // plain int32 order puts first: two holders. The fair mutex keeps them in order.
+  for (const char* name : {"broken/sort-signed", "fair-mutex"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    Party& a = s.join(name);
+    Party& b = s.join(name);
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.release(a);
+    s.run_for(kSettle);
+    s.world.set_sequence_counter("/locks/test", INT32_MAX);
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.acquire(b);
+    s.run_for(kSettle);
+    EXPECT_EQ(a.acquired.grant.node.substr(a.acquired.grant.node.size() - 10), "2147483647");
+    EXPECT_EQ(s.max_holders, std::string(name) == "fair-mutex" ? 1 : 2);
+  }
+}
+
+TEST(Zoo, ReaderIgnoresWritersHoldsBesideTheWriter) {
+  // broken/reader-ignores-writers: a reader queued behind a holding writer holds at once.
+  Scenario s;
+  LockOptions rd, wr;
+  rd.role = Role::kRead;
+  wr.role = Role::kWrite;
+  Party& w = s.join("broken/reader-ignores-writers", wr);
+  Party& r = s.join("broken/reader-ignores-writers", rd);
+  s.acquire(w);
+  s.run_for(kSettle);
+  s.acquire(r);
+  s.run_for(kSettle);
+  EXPECT_TRUE(w.holds());
+  EXPECT_TRUE(r.holds());
+  EXPECT_TRUE(s.rw_violation);
+}
+
+TEST(Zoo, SemaphoreWatchAheadSleepsWhileALeaseIsFree) {
+  // broken/semaphore-watch-ahead: 2 leases, clients 1-4 queued; client 2 leaves first; client
+  // 3 watches client 1's node, so it sleeps although a lease is free.
+  Scenario s;
+  LockOptions o;
+  o.max_leases = 2;
+  std::vector<Party*> ps;
+  for (int i = 0; i < 4; ++i) ps.push_back(&s.join("broken/semaphore-watch-ahead", o));
+  s.run_for(milliseconds(50));
+  for (Party* p : ps) {
+    s.acquire(*p);
+    s.run_for(milliseconds(3));
+  }
+  s.run_for(kSettle);
+  ASSERT_TRUE(ps[0]->holds());
+  ASSERT_TRUE(ps[1]->holds());
+  s.release(*ps[1]);
+  s.run_for(zk::seconds(2));
+  EXPECT_FALSE(ps[2]->holds()) << "sleeps while a lease is free";
+  EXPECT_EQ(s.holders(), 1);
+}
+
+TEST(Zoo, ReleaseForgetsNodeLeavesAnOrphanThatBlocksTheQueue) {
+  // broken/release-forgets-node: the release's delete is lost in flight with the connection;
+  // the recipe forgets the node, which stays (its session lives) and blocks the waiter.
+  for (const char* name : {"broken/release-forgets-node", "fair-mutex"}) {
+    SCOPED_TRACE(name);
+    sim::WorldOptions o;
+    Scenario s(o, std::make_unique<LoseInFlight>(o.seed));
+    Party& a = s.join(name);
+    Party& b = s.join(name);
+    s.acquire(a);
+    s.run_for(kSettle);
+    s.acquire(b);
+    s.run_for(kSettle);
+    s.release(a);
+    s.run_for(zk::microseconds(50));
+    s.inject(FaultKind::kConnectionLoss, 1);
+    s.run_for(zk::seconds(3));
+    EXPECT_EQ(a.lock->state(), LockState::kIdle);
+    if (std::string(name) == "fair-mutex") {
+      EXPECT_TRUE(b.holds());
+      EXPECT_EQ(nodes_of(s, a), 0);
+    } else {
+      EXPECT_FALSE(b.acquired.done) << "deadlock behind the forgotten node";
+      EXPECT_EQ(nodes_of(s, a), 1) << "orphan";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::recipes::testing
