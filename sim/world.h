@@ -58,6 +58,10 @@ class Strategy {
   // REQUIRES: n >= 2. Returns a value in [0, n).
   virtual uint32_t choose(ChoiceKind kind, uint32_t n) = 0;
   virtual std::string name() const = 0;
+  // True once a replay strategy met a request that does not match its recording.
+  virtual bool diverged() const { return false; }
+  // Names the first divergent request ("" when none).
+  virtual std::string divergence() const { return {}; }
 };
 
 // Seeded random choices, one independent PRNG stream per ChoiceKind (STYLE rule 2).
@@ -90,7 +94,21 @@ class EventLog {
   void add(Time at, uint32_t client, std::string_view kind, std::string_view text);
   void set_recording(bool on) { record_ = on; }
 
+  // The simulator's hot path: hashes the compact fields (at, client, kind, a, b, s) and calls
+  // text() for the line's details only when recording, so a run without text pays no
+  // formatting. The hash does not depend on recording.
+  template <class TextFn>
+  void add_compact(Time at, uint32_t client, std::string_view kind, uint64_t a, uint64_t b,
+                   std::string_view s, TextFn&& text) {
+    mix(at, client, kind, a, b, s);
+    if (record_) push(at, client, kind, text());
+  }
+
  private:
+  void mix(Time at, uint32_t client, std::string_view kind, uint64_t a, uint64_t b,
+           std::string_view s);
+  void push(Time at, uint32_t client, std::string_view kind, std::string text);
+
   uint64_t hash_ = 1469598103934665603ull;
   uint64_t count_ = 0;
   bool record_ = true;
@@ -188,6 +206,12 @@ class Client : public zk::Session {
   // Replaces an expired or closed session with a new one on the same client process (the
   // application's "new handle"). Spawned tasks keep running on the same context.
   virtual void reopen() = 0;
+  // Spawns a root task on this client's context and remembers it by name, so that a
+  // FaultKind::kCancel fault can find it (the newest unfinished task of that name). Tasks
+  // spawned directly on context() run the same but cannot be cancelled by a fault.
+  virtual zk::TaskHandle spawn(zk::Task<void> task, std::string name) = 0;
+  // The server (1-based) this client is connected to, 0 when not connected.
+  virtual uint32_t server() const = 0;
 };
 
 class World {
@@ -223,11 +247,20 @@ class World {
 
   EventLog& log();
   const std::vector<Decision>& decisions() const;
+  // True when a replay strategy diverged from its recording; divergence() names where.
+  bool diverged() const;
+  std::string divergence() const;
+  // Inspection of server `server`'s (1-based) copy of the tree (a follower may lag).
+  std::optional<NodeView> node_on(uint32_t server, std::string_view path) const;
+  // The last zxid the leader committed.
+  zk::Zxid last_zxid() const;
   const std::vector<HerdRecord>& herd() const;
   uint64_t requests_total() const;  // requests every client sent
 
- private:
+  // Opaque outside sim/*.cc (declared in sim/world_impl.h).
   class Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,551 @@
+#include "sim/client.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdio>
+#include <utility>
+
+#include "sim/data_tree.h"
+
+namespace lockstep::sim {
+
+using zk::Error;
+using zk::SessionState;
+
+namespace {
+
+Duration clamp_timeout(Duration requested, Duration tick) {
+  return std::clamp(requested, tick * 2, tick * 20);
+}
+
+}  // namespace
+
+ClientImpl::ClientImpl(World::Impl& world, uint32_t index, ClientOptions options, uint64_t seed)
+    : w_(world),
+      index_(index),
+      opt_(std::move(options)),
+      timeout_(clamp_timeout(opt_.session_timeout, world.options().tick)),
+      ctx_(*this, seed) {
+  if (opt_.name.empty()) opt_.name = "c" + std::to_string(index);
+}
+
+ClientImpl::~ClientImpl() = default;
+
+Time ClientImpl::now() const { return w_.now(); }
+
+uint32_t ClientImpl::server() const {
+  const Connection* c = conn_ != 0 ? w_.conn(conn_) : nullptr;
+  return c != nullptr ? c->server : 0;
+}
+
+// ---- executor ----
+
+void ClientImpl::schedule(std::coroutine_handle<> h) {
+  if (crashed_) return;
+  ++queued_resumes_;
+  w_.push(Event{now(), 0, EventTag::kResume, index_, 0, 0, h.address()});
+}
+
+zk::TimerId ClientImpl::start_timer(Time at, zk::TimerCallback* cb) {
+  const zk::TimerId id = ++next_timer_;
+  timers_.emplace(id, cb);
+  w_.push(Event{at, 0, EventTag::kTimer, index_, id, 0, nullptr});
+  return id;
+}
+
+void ClientImpl::arm(ClientTimer t, Time at) {
+  const uint64_t token = ++tokens_[static_cast<size_t>(t)];
+  w_.push(Event{at, 0, EventTag::kClientTimer, index_, static_cast<uint64_t>(t), token, nullptr});
+}
+
+bool ClientImpl::live(const Event& e) const {
+  if (e.type == EventTag::kTimer) return timers_.count(e.a) != 0;
+  if (e.type == EventTag::kClientTimer) return tokens_[e.a] == e.b;
+  return true;
+}
+
+void ClientImpl::run(const Event& e) {
+  switch (e.type) {
+    case EventTag::kResume:
+      --queued_resumes_;
+      std::coroutine_handle<>::from_address(e.p).resume();
+      return;
+    case EventTag::kTimer: {
+      auto it = timers_.find(e.a);
+      if (it == timers_.end()) return;
+      zk::TimerCallback* cb = it->second;
+      timers_.erase(it);
+      cb->on_timer();
+      return;
+    }
+    case EventTag::kClientTimer: on_client_timer(static_cast<ClientTimer>(e.a)); return;
+    default: assert(false && "not a client event");
+  }
+}
+
+zk::TaskHandle ClientImpl::spawn(zk::Task<void> task, std::string name) {
+  std::erase_if(named_tasks_, [](const zk::TaskHandle& h) { return h.done(); });
+  zk::TaskHandle h = ctx_.spawn(std::move(task), std::move(name));
+  named_tasks_.push_back(h);
+  return h;
+}
+
+bool ClientImpl::cancel_task(const std::string& name) {
+  for (auto it = named_tasks_.rbegin(); it != named_tasks_.rend(); ++it) {
+    if (!it->done() && it->name() == name) {
+      it->cancel();
+      return true;
+    }
+  }
+  return false;
+}
+
+Duration ClientImpl::extra_delay(Time at) const {
+  Duration d{};
+  for (const Delay& x : delays_) {
+    if (at < x.until) d = d + x.extra;
+  }
+  return d;
+}
+
+// ---- operations ----
+
+template <class R>
+zk::Future<R> ClientImpl::submit(Request req, zk::Watch* watch, zk::WatchKind kind) {
+  if (state_ == SessionState::kExpired || state_ == SessionState::kClosed) {
+    return zk::Future<R>::ready(R::failure(Error::kInvalidState));
+  }
+  const bool seq = req.op == Op::kCreate && zk::is_sequential(req.mode);
+  if (!valid_path(seq ? req.path + "1" : req.path)) {
+    return zk::Future<R>::ready(R::failure(Error::kBadArguments));
+  }
+  zk::Promise<R> promise;
+  zk::Future<R> f = promise.future();
+  req.xid = next_xid_++;
+  if (watch != nullptr) {
+    *watch = zk::Watch::make(req.path, kind);
+    req.watch = true;
+  }
+  ++requests_sent_;
+  w_.count_request();
+  if (herd_zxid.value != 0) w_.herd_request(herd_zxid);
+  log_send(req);
+  pending_.push_back(
+      Pending{std::move(req), false, std::move(promise), watch != nullptr ? *watch : zk::Watch()});
+  if (conn_ != 0) send(pending_.back());
+  return f;
+}
+
+void ClientImpl::log_send(const Request& r) {
+  const uint64_t a = static_cast<uint64_t>(r.op) | static_cast<uint64_t>(r.mode) << 8 |
+                     static_cast<uint64_t>(r.watch) << 16;
+  w_.log(index_, "send", a, r.xid, r.path, [&] {
+    std::string t = std::string(op_name(r.op)) + " " + r.path;
+    if (r.op == Op::kCreate) t += " " + zk::to_string(r.mode);
+    if (r.watch) t += " watch";
+    return t;
+  });
+}
+
+void ClientImpl::send(Pending& p) {
+  if (lose_next_reply_ && is_mutation(p.req.op)) {
+    lose_next_reply_ = false;
+    p.req.lose_reply = true;
+  }
+  p.sent = true;
+  Connection* c = w_.conn(conn_);
+  assert(c != nullptr);
+  UpMsg m;
+  m.type = UpType::kRequest;
+  m.req = p.req;
+  w_.send_up(*c, std::move(m));
+}
+
+zk::Future<zk::Result<zk::Created>> ClientImpl::create(std::string path, std::string data,
+                                                       zk::CreateMode mode) {
+  Request r;
+  r.op = Op::kCreate;
+  r.path = std::move(path);
+  r.data = std::move(data);
+  r.mode = mode;
+  return submit<zk::Result<zk::Created>>(std::move(r), nullptr, zk::WatchKind::kData);
+}
+
+zk::Future<zk::Status> ClientImpl::remove(std::string path, zk::Version version) {
+  Request r;
+  r.op = Op::kDelete;
+  r.path = std::move(path);
+  r.version = version;
+  return submit<zk::Status>(std::move(r), nullptr, zk::WatchKind::kData);
+}
+
+zk::Future<zk::Result<zk::Stat>> ClientImpl::exists(std::string path, zk::Watch* watch) {
+  Request r;
+  r.op = Op::kExists;
+  r.path = std::move(path);
+  return submit<zk::Result<zk::Stat>>(std::move(r), watch, zk::WatchKind::kExists);
+}
+
+zk::Future<zk::Result<zk::NodeData>> ClientImpl::get_data(std::string path, zk::Watch* watch) {
+  Request r;
+  r.op = Op::kGetData;
+  r.path = std::move(path);
+  return submit<zk::Result<zk::NodeData>>(std::move(r), watch, zk::WatchKind::kData);
+}
+
+zk::Future<zk::Result<zk::Stat>> ClientImpl::set_data(std::string path, std::string data,
+                                                      zk::Version version) {
+  Request r;
+  r.op = Op::kSetData;
+  r.path = std::move(path);
+  r.data = std::move(data);
+  r.version = version;
+  return submit<zk::Result<zk::Stat>>(std::move(r), nullptr, zk::WatchKind::kData);
+}
+
+zk::Future<zk::Result<zk::Children>> ClientImpl::get_children(std::string path, zk::Watch* watch) {
+  Request r;
+  r.op = Op::kGetChildren;
+  r.path = std::move(path);
+  return submit<zk::Result<zk::Children>>(std::move(r), watch, zk::WatchKind::kChildren);
+}
+
+zk::Future<zk::Status> ClientImpl::sync(std::string path) {
+  Request r;
+  r.op = Op::kSync;
+  r.path = std::move(path);
+  return submit<zk::Status>(std::move(r), nullptr, zk::WatchKind::kData);
+}
+
+zk::SessionEvents ClientImpl::subscribe() {
+  subscribers_.emplace_back();
+  return subscribers_.back();
+}
+
+zk::Future<zk::Status> ClientImpl::close() {
+  if (state_ == SessionState::kExpired || state_ == SessionState::kClosed) {
+    return zk::Future<zk::Status>::ready(zk::Status::failure(Error::kInvalidState));
+  }
+  if (conn_ == 0) {
+    // Not connected: like zookeeper_close, drop the handle; the server keeps the session
+    // until it times out.
+    close_connections();
+    fail_pending(Error::kClosing);
+    state_ = SessionState::kClosed;
+    session_event(SessionState::kClosed);
+    return zk::Future<zk::Status>::ready(zk::Status{});
+  }
+  Request r;
+  r.op = Op::kClose;
+  r.path = "/";
+  zk::Future<zk::Status> f = submit<zk::Status>(std::move(r), nullptr, zk::WatchKind::kData);
+  state_ = SessionState::kClosed;
+  session_event(SessionState::kClosed);
+  return f;
+}
+
+void ClientImpl::reopen() {
+  if (state_ == SessionState::kConnecting || state_ == SessionState::kConnected) {
+    learn_expired("abandoned by reopen");
+  }
+  w_.log(index_, "session", 100, 0, {}, [] { return std::string("reopen"); });
+  id_ = zk::SessionId{};
+  timeout_ = clamp_timeout(opt_.session_timeout, w_.options().tick);
+  last_zxid_ = zk::Zxid{};
+  data_watches_.clear();
+  exist_watches_.clear();
+  child_watches_.clear();
+  state_ = SessionState::kConnecting;
+  arm(ClientTimer::kReconnect, now());
+}
+
+// ---- completions ----
+
+template <class R>
+static void fail_one(const zk::Promise<R>& promise, Error e) {
+  promise.fulfil(R::failure(e));
+}
+
+void ClientImpl::fail(Pending& p, Error e) {
+  std::visit([e](const auto& promise) { fail_one(promise, e); }, p.promise);
+}
+
+void ClientImpl::fail_pending(Error e) {
+  std::deque<Pending> pending = std::move(pending_);
+  pending_.clear();
+  for (Pending& p : pending) fail(p, e);
+}
+
+void ClientImpl::register_watch(Pending& p, Error err) {
+  if (!p.watch.valid()) return;
+  Registry* reg = nullptr;
+  if (p.req.op == Op::kExists) {
+    if (err == Error::kOk) reg = &data_watches_;
+    if (err == Error::kNoNode) reg = &exist_watches_;
+  } else if (err == Error::kOk) {
+    reg = p.req.op == Op::kGetChildren ? &child_watches_ : &data_watches_;
+  }
+  if (reg == nullptr) return;
+  (*reg)[p.req.path].push_back(p.watch);
+  p.watch.set_armed(true);
+}
+
+void ClientImpl::complete(Pending& p, DownMsg& m) {
+  register_watch(p, m.err);
+  if (m.err != Error::kOk) return fail(p, m.err);
+  switch (p.req.op) {
+    case Op::kCreate:
+      std::get<zk::Promise<zk::Result<zk::Created>>>(p.promise).fulfil(
+          {Error::kOk, zk::Created{std::move(m.path), m.stat}});
+      return;
+    case Op::kDelete:
+    case Op::kSync:
+    case Op::kClose: std::get<zk::Promise<zk::Status>>(p.promise).fulfil(zk::Status{}); return;
+    case Op::kExists:
+    case Op::kSetData:
+      std::get<zk::Promise<zk::Result<zk::Stat>>>(p.promise).fulfil({Error::kOk, m.stat});
+      return;
+    case Op::kGetData:
+      std::get<zk::Promise<zk::Result<zk::NodeData>>>(p.promise).fulfil(
+          {Error::kOk, zk::NodeData{std::move(m.data), m.stat}});
+      return;
+    case Op::kGetChildren:
+      std::get<zk::Promise<zk::Result<zk::Children>>>(p.promise).fulfil(
+          {Error::kOk, zk::Children{std::move(m.children), m.stat}});
+      return;
+  }
+}
+
+void ClientImpl::on_reply(DownMsg& m) {
+  if (w_.options().java_reply_limit && m.size() > w_.options().packet_limit_bytes) {
+    return lose_connection("reply over the packet limit");
+  }
+  assert(!pending_.empty() && pending_.front().sent && pending_.front().req.xid == m.xid);
+  Pending p = std::move(pending_.front());
+  pending_.pop_front();
+  if (m.zxid > last_zxid_) last_zxid_ = m.zxid;
+  w_.log(index_, "reply", static_cast<uint64_t>(m.op), static_cast<uint64_t>(m.err),
+         m.op == Op::kCreate && m.err == Error::kOk ? m.path : p.req.path, [&] {
+           return std::string(op_name(m.op)) + " " + zk::error_name(m.err) + " " +
+                  (m.op == Op::kCreate && m.err == Error::kOk ? m.path : p.req.path);
+         });
+  complete(p, m);
+}
+
+void ClientImpl::on_notify(DownMsg& m) {
+  w_.log(index_, "watch", static_cast<uint64_t>(m.event), static_cast<uint64_t>(m.zxid.value),
+         m.path, [&] {
+           return zk::to_string(m.event) + " " + m.path + " zxid=" + std::to_string(m.zxid.value);
+         });
+  w_.herd_notified(*this, m.zxid);
+  const zk::WatchEvent ev{m.event, SessionState::kConnected, m.path, m.zxid};
+  auto take = [&](Registry& reg) {
+    auto it = reg.find(m.path);
+    if (it == reg.end()) return;
+    std::vector<zk::Watch> ws = std::move(it->second);
+    reg.erase(it);
+    for (const zk::Watch& w : ws) w.deliver_node_event(ev);
+  };
+  if (m.event != zk::EventType::kChildrenChanged) {
+    take(data_watches_);
+    take(exist_watches_);
+  }
+  if (m.event == zk::EventType::kChildrenChanged || m.event == zk::EventType::kDeleted) {
+    take(child_watches_);
+  }
+}
+
+void ClientImpl::session_event(SessionState s) {
+  w_.log(index_, "session", static_cast<uint64_t>(s), id_.value, {}, [&] {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " id=0x%llx", static_cast<unsigned long long>(id_.value));
+    return zk::to_string(s) + buf;
+  });
+  for (Registry* reg : {&data_watches_, &exist_watches_, &child_watches_}) {
+    for (const auto& [path, ws] : *reg) {
+      for (const zk::Watch& w : ws) w.deliver_session_event(s);
+    }
+  }
+  if (s == SessionState::kExpired || s == SessionState::kClosed) {
+    data_watches_.clear();
+    exist_watches_.clear();
+    child_watches_.clear();
+  }
+  for (const zk::SessionEvents& sub : subscribers_) {
+    sub.post(
+        zk::Result<zk::WatchEvent>{Error::kOk, zk::WatchEvent{zk::EventType::kSession, s, "", {}}});
+  }
+}
+
+// ---- connection state machine ----
+
+void ClientImpl::on_message(Connection& c, DownMsg& m) {
+  if (c.id == connecting_) {
+    if (m.type == DownType::kConnected) return on_connected(c, m);
+    if (m.type == DownType::kExpired) return learn_expired("server says expired");
+    if (m.type == DownType::kClose) return attempt_failed("connection refused");
+    return;
+  }
+  if (c.id != conn_) return;
+  switch (m.type) {
+    case DownType::kReply: on_reply(m); return;
+    case DownType::kNotify: on_notify(m); return;
+    case DownType::kClose: lose_connection("server closed the connection"); return;
+    default: return;
+  }
+}
+
+void ClientImpl::on_connected(Connection& c, DownMsg& m) {
+  connecting_ = 0;
+  conn_ = c.id;
+  disarm(ClientTimer::kConnectTimeout);
+  disarm(ClientTimer::kLocalExpiry);
+  if (state_ == SessionState::kClosed || state_ == SessionState::kExpired) {
+    return close_connections();
+  }
+  if (!id_.valid()) {
+    id_ = m.session;
+    timeout_ = m.timeout;
+  }
+  state_ = SessionState::kConnected;
+  session_event(SessionState::kConnected);
+  for (Pending& p : pending_) {
+    if (!p.sent) send(p);
+  }
+}
+
+void ClientImpl::close_connections() {
+  for (uint64_t* id : {&conn_, &connecting_}) {
+    if (*id == 0) continue;
+    if (Connection* c = w_.conn(*id)) w_.client_close(*c, false);
+    *id = 0;
+  }
+}
+
+void ClientImpl::lose_connection(std::string_view why) {
+  w_.log(index_, "disconnect", 0, 0, why, [&] { return std::string(why); });
+  close_connections();
+  fail_pending(Error::kConnectionLoss);
+  if (state_ != SessionState::kConnected) return;
+  state_ = SessionState::kConnecting;
+  session_event(SessionState::kConnecting);
+  disarm(ClientTimer::kDetect);
+  if (opt_.local_session_expiry) arm(ClientTimer::kLocalExpiry, now() + timeout_);
+  arm(ClientTimer::kReconnect, now() + w_.options().reconnect_delay);
+}
+
+void ClientImpl::attempt_failed(std::string_view why) {
+  w_.log(index_, "connect-failed", 0, 0, why, [&] { return std::string(why); });
+  close_connections();
+  fail_pending(Error::kConnectionLoss);
+  disarm(ClientTimer::kConnectTimeout);
+  if (state_ == SessionState::kConnecting) {
+    arm(ClientTimer::kReconnect, now() + w_.options().reconnect_delay);
+  }
+}
+
+void ClientImpl::learn_expired(std::string_view why) {
+  w_.log(index_, "expired", 0, 0, why, [&] { return std::string(why); });
+  close_connections();
+  for (ClientTimer t : {ClientTimer::kReconnect, ClientTimer::kConnectTimeout, ClientTimer::kDetect,
+                        ClientTimer::kLocalExpiry}) {
+    disarm(t);
+  }
+  fail_pending(Error::kSessionExpired);
+  if (state_ == SessionState::kClosed || state_ == SessionState::kExpired) return;
+  state_ = SessionState::kExpired;
+  session_event(SessionState::kExpired);
+}
+
+WatchList ClientImpl::watch_list() const {
+  WatchList l;
+  for (const auto& [path, ws] : data_watches_) l.data.push_back(path);
+  for (const auto& [path, ws] : exist_watches_) l.exist.push_back(path);
+  for (const auto& [path, ws] : child_watches_) l.child.push_back(path);
+  return l;
+}
+
+void ClientImpl::try_connect() {
+  if (state_ != SessionState::kConnecting || crashed_) return;
+  const Time give_up = now() + timeout_ / 3;
+  if (partitioned_) return arm(ClientTimer::kConnectTimeout, give_up);
+  const std::vector<uint32_t> servers = w_.eligible_servers(last_zxid_, opt_.server);
+  if (servers.empty()) return attempt_failed("no server available");
+  const uint32_t pick =
+      servers[w_.choose(ChoiceKind::kServer, static_cast<uint32_t>(servers.size()))];
+  Connection& c = w_.open_connection(index_, pick);
+  connecting_ = c.id;
+  w_.log(index_, "connect", pick, id_.value, {},
+         [&] { return "s" + std::to_string(pick) + " session=" + std::to_string(id_.value); });
+  UpMsg m;
+  m.type = UpType::kConnect;
+  m.session = id_;
+  m.timeout = timeout_;
+  m.last_zxid = last_zxid_;
+  m.watches = watch_list();
+  w_.send_up(c, std::move(m));
+  arm(ClientTimer::kConnectTimeout, give_up);
+}
+
+void ClientImpl::on_client_timer(ClientTimer t) {
+  switch (t) {
+    case ClientTimer::kReconnect: try_connect(); return;
+    case ClientTimer::kConnectTimeout: attempt_failed("connect timeout"); return;
+    case ClientTimer::kDetect:
+      if (partitioned_ && conn_ != 0) lose_connection("read timeout");
+      return;
+    case ClientTimer::kLocalExpiry:
+      if (state_ == SessionState::kConnecting) learn_expired("local session timeout");
+      return;
+    case ClientTimer::kCount: return;
+  }
+}
+
+// ---- faults ----
+
+void ClientImpl::fault_connection_loss() {
+  if (conn_ != 0) {
+    if (Connection* c = w_.conn(conn_)) w_.client_close(*c, true);
+    conn_ = 0;
+    lose_connection("connection loss");
+  } else if (connecting_ != 0) {
+    attempt_failed("connection loss");
+  }
+}
+
+void ClientImpl::fault_abandon() {
+  if (state_ == SessionState::kExpired || state_ == SessionState::kClosed) return;
+  learn_expired("session abandoned by the client library");
+}
+
+void ClientImpl::set_paused(bool on) {
+  paused_ = on;
+  w_.update_heard(id_);
+  if (on) return;
+  std::vector<Event> later = std::move(deferred_);
+  deferred_.clear();
+  for (Event e : later) {
+    e.at = now();
+    w_.push(e);
+  }
+}
+
+void ClientImpl::set_partitioned(bool on) {
+  partitioned_ = on;
+  w_.update_heard(id_);
+  if (on) {
+    if (conn_ != 0) arm(ClientTimer::kDetect, now() + timeout_ * 2 / 3);
+    return;
+  }
+  disarm(ClientTimer::kDetect);
+  w_.rearm_channels(index_);
+}
+
+void ClientImpl::crash() {
+  crashed_ = true;
+  close_connections();
+  deferred_.clear();
+  w_.update_heard(id_);
+}
+
+}  // namespace lockstep::sim

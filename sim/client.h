@@ -1,0 +1,170 @@
+// lockstep simulator: a simulated client process — the zk::Session implementation, its
+// zk::Executor and its client library (connection state machine, watch registry).
+//
+// The client is its own executor: schedule(h) queues a resume event for this client at the
+// current instant and start_timer a timer event, so a caller task, watch handlers and
+// session listeners of one client interleave under the scheduler's control. While the client
+// is paused its events are deferred (the World hands them back here and they are re-queued on
+// resume); once it has crashed none of them run.
+//
+// Client library behaviour (the C client's):
+//   - requests are queued while connecting and sent in order once connected; every request
+//     pending when a connection fails (or a connect attempt fails) completes with
+//     kConnectionLoss, then registered watches and subscribers get kConnecting;
+//   - it reconnects after reconnect_delay to a server at least as new as its last seen zxid,
+//     re-registering its watches (SetWatches); it notices a partition after 2/3 of the session
+//     timeout without hearing the server; a connect attempt nobody answers is abandoned after
+//     1/3 of the timeout;
+//   - it learns of expiry only from a server ("expired" answer to a reconnect): pending
+//     requests fail with kSessionExpired, watches and subscribers get kExpired, later calls
+//     fail with kInvalidState. With local_session_expiry it also declares kExpired itself
+//     after being disconnected for the session timeout.
+// Owned by World::Impl. Coroutines resume only from run().
+#pragma once
+
+#include <array>
+#include <coroutine>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "sim/messages.h"
+#include "sim/scheduler.h"
+#include "sim/world_impl.h"
+#include "zk/context.h"
+
+namespace lockstep::sim {
+
+enum class ClientTimer : uint8_t { kReconnect, kConnectTimeout, kDetect, kLocalExpiry, kCount };
+
+class ClientImpl final : public Client, public zk::Executor {
+ public:
+  ClientImpl(World::Impl& world, uint32_t index, ClientOptions options, uint64_t seed);
+  ~ClientImpl() override;
+
+  // zk::Session
+  zk::Context& context() override { return ctx_; }
+  zk::SessionId id() const override { return id_; }
+  zk::SessionState state() const override { return state_; }
+  Duration timeout() const override { return timeout_; }
+  zk::Future<zk::Result<zk::Created>> create(std::string path, std::string data,
+                                             zk::CreateMode mode) override;
+  zk::Future<zk::Status> remove(std::string path, zk::Version version) override;
+  zk::Future<zk::Result<zk::Stat>> exists(std::string path, zk::Watch* watch) override;
+  zk::Future<zk::Result<zk::NodeData>> get_data(std::string path, zk::Watch* watch) override;
+  zk::Future<zk::Result<zk::Stat>> set_data(std::string path, std::string data,
+                                            zk::Version version) override;
+  zk::Future<zk::Result<zk::Children>> get_children(std::string path, zk::Watch* watch) override;
+  zk::Future<zk::Status> sync(std::string path) override;
+  zk::SessionEvents subscribe() override;
+  zk::Future<zk::Status> close() override;
+
+  // Client
+  uint32_t index() const override { return index_; }
+  const std::string& name() const override { return opt_.name; }
+  bool crashed() const override { return crashed_; }
+  bool paused() const override { return paused_; }
+  uint64_t requests_sent() const override { return requests_sent_; }
+  void reopen() override;
+  zk::TaskHandle spawn(zk::Task<void> task, std::string name) override;
+  uint32_t server() const override;
+
+  // zk::Executor
+  Time now() const override;
+  void schedule(std::coroutine_handle<> h) override;
+  zk::TimerId start_timer(Time at, zk::TimerCallback* cb) override;
+  void cancel_timer(zk::TimerId id) override { timers_.erase(id); }
+
+  // ---- called by the world ----
+  void start() { arm(ClientTimer::kReconnect, now()); }
+  void run(const Event& e);
+  bool live(const Event& e) const;
+  void defer(const Event& e) { deferred_.push_back(e); }
+  void on_message(Connection& c, DownMsg& m);
+  bool partitioned() const { return partitioned_; }
+  bool quiescent() const { return pending_.empty() && queued_resumes_ == 0; }
+  Duration extra_delay(Time at) const;
+  zk::Zxid herd_zxid;  // the delete whose notification this client is reacting to (0: none)
+
+  // ---- faults ----
+  void fault_connection_loss();
+  void fault_abandon();
+  void fault_lose_next_reply() { lose_next_reply_ = true; }
+  void set_paused(bool on);
+  void set_partitioned(bool on);
+  void add_delay(Duration extra, Time until) { delays_.push_back({until, extra}); }
+  void crash();
+  bool cancel_task(const std::string& name);
+
+ private:
+  using AnyPromise =
+      std::variant<zk::Promise<zk::Result<zk::Created>>, zk::Promise<zk::Status>,
+                   zk::Promise<zk::Result<zk::Stat>>, zk::Promise<zk::Result<zk::NodeData>>,
+                   zk::Promise<zk::Result<zk::Children>>>;
+  struct Pending {
+    Request req;
+    bool sent = false;
+    AnyPromise promise;
+    zk::Watch watch;  // valid when a watch was requested
+  };
+  using Registry = std::map<std::string, std::vector<zk::Watch>, std::less<>>;
+  struct Delay {
+    Time until;
+    Duration extra;
+  };
+
+  template <class R>
+  zk::Future<R> submit(Request req, zk::Watch* watch, zk::WatchKind kind);
+  void send(Pending& p);
+  void log_send(const Request& r);
+  static void fail(Pending& p, zk::Error e);
+  void complete(Pending& p, DownMsg& m);
+  void register_watch(Pending& p, zk::Error err);
+  void on_reply(DownMsg& m);
+  void on_notify(DownMsg& m);
+  void on_connected(Connection& c, DownMsg& m);
+  void fail_pending(zk::Error e);
+  void session_event(zk::SessionState s);
+  void lose_connection(std::string_view why);
+  void attempt_failed(std::string_view why);
+  void learn_expired(std::string_view why);
+  void close_connections();
+  void try_connect();
+  WatchList watch_list() const;
+  void arm(ClientTimer t, Time at);
+  void disarm(ClientTimer t) { ++tokens_[static_cast<size_t>(t)]; }
+  void on_client_timer(ClientTimer t);
+
+  World::Impl& w_;
+  uint32_t index_;
+  ClientOptions opt_;
+  std::unordered_map<zk::TimerId, zk::TimerCallback*> timers_;  // lookups only
+  zk::TimerId next_timer_ = 0;
+  uint64_t queued_resumes_ = 0;
+  std::vector<Event> deferred_;
+  std::array<uint64_t, static_cast<size_t>(ClientTimer::kCount)> tokens_{};
+
+  zk::SessionState state_ = zk::SessionState::kConnecting;
+  zk::SessionId id_;
+  Duration timeout_;
+  zk::Zxid last_zxid_;
+  uint64_t conn_ = 0;        // the established connection
+  uint64_t connecting_ = 0;  // a connect attempt in progress
+  uint64_t next_xid_ = 1;
+  std::deque<Pending> pending_;  // FIFO: unsent after sent
+  Registry data_watches_, exist_watches_, child_watches_;
+  std::vector<zk::SessionEvents> subscribers_;
+  std::vector<zk::TaskHandle> named_tasks_;
+  std::vector<Delay> delays_;
+  uint64_t requests_sent_ = 0;
+  bool crashed_ = false;
+  bool paused_ = false;
+  bool partitioned_ = false;
+  bool lose_next_reply_ = false;
+
+  zk::Context ctx_;  // last: destroyed first, while the timer table above still exists
+};
+
+}  // namespace lockstep::sim

@@ -1,0 +1,96 @@
+// lockstep simulator: one server's copy of the ZooKeeper data tree.
+//
+// The leader validates a write against its tree (prepare_*) and turns it into a Txn; every
+// server, the leader included, then applies the same Txns in zxid order (apply), which yields
+// the watch triggers that the server fires. Owned by one simulated server; no I/O.
+//
+// Invariants:
+//   1. "/" always exists; every other node's parent exists.
+//   2. An ephemeral node has no children; ephemeral_owner is its session.
+//   3. A parent's next sequence counts every child create applied under it (wrapping as a
+//      signed 32-bit int); deletes never move it. cversion counts creates and deletes.
+//   4. stat.num_children == children.size(); data_length == data.size().
+//   5. Children iterate in (hash(salt, name), name) order: unsorted, stable between calls.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "zk/error.h"
+#include "zk/types.h"
+
+namespace lockstep::sim {
+
+// ZooKeeper's PathUtils.validatePath: absolute, no trailing '/', no empty, "." or ".."
+// components, no NUL.
+bool valid_path(std::string_view path);
+std::string_view parent_of(std::string_view path);  // "/" for "/a"
+std::string_view name_of(std::string_view path);    // "a" for "/x/a"
+
+struct Node {
+  std::string data;
+  zk::Stat stat;
+  int32_t next_sequence = 0;
+  std::set<std::pair<uint64_t, std::string>> children;  // (hash, name)
+};
+
+enum class TxnType : uint8_t { kCreate, kDelete, kSetData, kKillSession };
+
+struct Txn {
+  TxnType type = TxnType::kCreate;
+  zk::Zxid zxid;
+  zk::Time time;
+  std::string path;                // the final path (create, delete, set)
+  std::string data;                // create, set
+  zk::SessionId session;           // create: ephemeral owner; kill: the dying session
+  std::vector<std::string> paths;  // kill: the session's ephemerals, sorted
+};
+
+struct Trigger {
+  std::string_view path;  // points into the applied Txn
+  zk::EventType type;
+};
+
+class DataTree {
+ public:
+  explicit DataTree(uint64_t salt);
+
+  const Node* find(std::string_view path) const;
+  // Validation on the leader. On kOk, *txn holds everything but zxid and time.
+  zk::Error prepare_create(std::string_view path, std::string_view data, zk::CreateMode mode,
+                           zk::SessionId owner, Txn* txn) const;
+  zk::Error prepare_delete(std::string_view path, zk::Version version, Txn* txn) const;
+  zk::Error prepare_set(std::string_view path, std::string_view data, zk::Version version,
+                        Txn* txn) const;
+  void prepare_kill(zk::SessionId session, Txn* txn) const;
+
+  // REQUIRES: txn was prepared against a tree in the same state.
+  void apply(const Txn& txn, std::vector<Trigger>* triggers);
+
+  std::vector<std::string> children_in_order(const Node& node) const;
+  void set_sequence_counter(std::string_view parent, int32_t next);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  Node* find_mut(std::string_view path);
+  uint64_t child_key(std::string_view name) const;
+  void apply_create(const Txn& txn, std::vector<Trigger>* triggers);
+  void apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Trigger>* triggers);
+  void apply_set(const Txn& txn, std::vector<Trigger>* triggers);
+
+  std::unordered_map<std::string, Node, Hash, std::equal_to<>> nodes_;  // lookups only
+  std::map<uint64_t, std::set<std::string>> ephemerals_;                // by session id
+  uint64_t salt_;
+};
+
+}  // namespace lockstep::sim

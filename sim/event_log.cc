@@ -1,0 +1,55 @@
+// The event log: a running hash over compact event encodings plus optional text lines.
+#include <cstdio>
+#include <string>
+
+#include "sim/world.h"
+
+namespace lockstep::sim {
+namespace {
+
+uint64_t mix64(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 1099511628211ull;
+}
+
+}  // namespace
+
+void EventLog::mix(Time at, uint32_t client, std::string_view kind, uint64_t a, uint64_t b,
+                   std::string_view s) {
+  uint64_t h = mix64(hash_, static_cast<uint64_t>(at.us));
+  h = mix64(h, client);
+  h = zk::fnv1a(kind, h);
+  h = mix64(h, a);
+  h = mix64(h, b);
+  h = zk::fnv1a(s, h);
+  hash_ = mix64(h, s.size());
+  ++count_;
+}
+
+void EventLog::push(Time at, uint32_t client, std::string_view kind, std::string text) {
+  events_.push_back(LoggedEvent{count_ - 1, at, client, std::string(kind), std::move(text)});
+}
+
+void EventLog::add(Time at, uint32_t client, std::string_view kind, std::string_view text) {
+  add_compact(at, client, kind, 0, 0, text, [&] { return std::string(text); });
+}
+
+std::string EventLog::to_text() const {
+  std::string out;
+  char head[64];
+  for (const LoggedEvent& e : events_) {
+    std::snprintf(head, sizeof head, "t=%lld.%06lld c%u ",
+                  static_cast<long long>(e.at.us / 1000000),
+                  static_cast<long long>(e.at.us % 1000000), e.client);
+    out += head;
+    out += e.kind;
+    if (!e.text.empty()) {
+      out += ' ';
+      out += e.text;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace lockstep::sim

@@ -1,0 +1,152 @@
+// Connections and their two FIFO channels.
+#include <algorithm>
+#include <cassert>
+
+#include "sim/client.h"
+#include "sim/world_impl.h"
+
+namespace lockstep::sim {
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::kCreate: return "create";
+    case Op::kDelete: return "delete";
+    case Op::kExists: return "exists";
+    case Op::kGetData: return "get_data";
+    case Op::kSetData: return "set_data";
+    case Op::kGetChildren: return "get_children";
+    case Op::kSync: return "sync";
+    case Op::kClose: return "close";
+  }
+  return "?";
+}
+
+size_t DownMsg::size() const {
+  size_t n = path.size() + data.size();
+  for (const std::string& c : children) n += c.size() + 4;
+  return n;
+}
+
+Duration World::Impl::latency(uint32_t client_index) {
+  const uint32_t buckets = std::max<uint32_t>(opt_.latency_buckets, 1);
+  const uint32_t b = choose(ChoiceKind::kLatency, buckets);
+  const Duration span = opt_.latency_max - opt_.latency_min;
+  Duration d = opt_.latency_min;
+  if (buckets > 1) d = d + span * b / (buckets - 1);
+  return d + client(client_index).extra_delay(now());
+}
+
+Connection* World::Impl::conn(uint64_t id) {
+  auto it = conns_.find(id);
+  return it == conns_.end() ? nullptr : it->second.get();
+}
+
+Connection& World::Impl::open_connection(uint32_t client_index, uint32_t server_id) {
+  auto c = std::make_unique<Connection>();
+  c->id = next_conn_++;
+  c->client = client_index;
+  c->server = server_id;
+  Connection& ref = *c;
+  conns_.emplace(ref.id, std::move(c));
+  return ref;
+}
+
+void World::Impl::push_delivery(Connection& c, bool up, Time at, uint64_t seq) {
+  push(Event{at, 0, up ? EventTag::kToServer : EventTag::kToClient, up ? 0 : c.client, c.id, seq,
+             nullptr});
+}
+
+void World::Impl::send_up(Connection& c, UpMsg m) {
+  if (!c.client_open || !c.server_open) return;
+  const Time at = std::max(now() + latency(c.client), c.up_last);
+  c.up_last = at;
+  m.seq = ++c.up_seq;
+  m.arrival = at;
+  c.up.push_back(std::move(m));
+  push_delivery(c, true, at, c.up_seq);
+}
+
+void World::Impl::send_down(Connection& c, DownMsg m) {
+  if (!c.client_open) return;
+  const Time at = std::max(now() + latency(c.client), c.down_last);
+  c.down_last = at;
+  m.seq = ++c.down_seq;
+  m.arrival = at;
+  c.down.push_back(std::move(m));
+  push_delivery(c, false, at, c.down_seq);
+}
+
+void World::Impl::deliver_up(uint64_t conn_id, uint64_t seq) {
+  Connection* c = conn(conn_id);
+  while (c != nullptr && c->server_open && !c->up.empty() && c->up.front().seq <= seq) {
+    UpMsg m = std::move(c->up.front());
+    c->up.pop_front();
+    server_receive(*c, m);
+  }
+}
+
+void World::Impl::deliver_down(uint64_t conn_id, uint64_t seq) {
+  Connection* c = conn(conn_id);
+  while (c != nullptr && c->client_open && !c->down.empty() && c->down.front().seq <= seq) {
+    DownMsg m = std::move(c->down.front());
+    c->down.pop_front();
+    client(c->client).on_message(*c, m);
+  }
+}
+
+void World::Impl::client_close(Connection& c, bool ambiguous) {
+  if (!c.client_open) return;
+  c.client_open = false;
+  c.down.clear();
+  if (c.server_open && ambiguous) {
+    // Each request in flight independently reaches the server before the close, or not.
+    std::deque<UpMsg> in_flight = std::move(c.up);
+    c.up.clear();
+    for (UpMsg& m : in_flight) {
+      const bool reaches = choose(ChoiceKind::kAmbiguousOutcome, 2) == 1;
+      log(c.client, "in-flight", m.req.xid, reaches, {}, [&] {
+        return std::string(op_name(m.req.op)) + " " + m.req.path +
+               (reaches ? " reaches the server" : " is lost");
+      });
+      if (reaches && c.server_open) server_receive(c, m);
+    }
+  }
+  c.up.clear();
+  if (c.server_open) server_close(c, false, "client closed the connection");
+  graveyard_.push_back(c.id);
+}
+
+void World::Impl::server_close(Connection& c, bool tell_client, std::string_view why) {
+  if (!c.server_open) return;
+  log(0, "drop", c.id, c.client, why, [&] {
+    return "s" + std::to_string(c.server) + " closes the connection of c" +
+           std::to_string(c.client) + ": " + std::string(why);
+  });
+  c.server_open = false;
+  c.pending.clear();
+  c.up.clear();
+  server(c.server).blocked.erase(c.id);
+  detach(c);
+  if (tell_client && c.client_open) {
+    DownMsg m;
+    m.type = DownType::kClose;
+    send_down(c, std::move(m));
+  }
+  graveyard_.push_back(c.id);
+}
+
+void World::Impl::rearm_channels(uint32_t client_index) {
+  for (auto& [id, c] : conns_) {
+    if (c->client != client_index) continue;
+    if (c->server_open && !c->up.empty()) {
+      c->up_last = std::max(c->up_last, now() + latency(client_index));
+      push_delivery(*c, true, c->up_last, c->up.back().seq);
+    }
+    if (c->client_open && !c->down.empty()) {
+      c->down_last = std::max(c->down_last, now() + latency(client_index));
+      push_delivery(*c, false, c->down_last, c->down.back().seq);
+    }
+  }
+}
+
+}  // namespace lockstep::sim

@@ -1,0 +1,84 @@
+// lockstep simulator: the event queue and the one choice function.
+//
+// The Scheduler owns the queue of pending events, ordered by (time, insertion number), and the
+// Strategy that answers every nondeterministic decision of a run. Each step takes the events
+// due at the earliest instant (in insertion order) as candidates; when there are several,
+// choose(kNextEvent, n) picks the one that runs. Events pushed for the current instant join
+// the candidates. Before a choice, every candidate is classified by the EventFilter: dead ones
+// (cancelled timers, messages of a closed connection) are dropped, events of a paused client
+// are handed back for deferral. Every decision with n >= 2 is recorded and hashed into the log.
+//
+// Invariants: now() never decreases; an event is never run before its time; candidates are
+// kept in insertion order, so the same strategy answers reproduce the same run.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/world.h"
+
+namespace lockstep::sim {
+
+enum class EventTag : uint8_t {
+  kResume,       // client: resume the coroutine at address p
+  kTimer,        // client: fire executor timer a
+  kToServer,     // servers: deliver connection a's requests up to message seq b
+  kToClient,     // client: deliver connection a's replies up to message seq b
+  kApply,        // servers: server a applies committed transactions up to zxid b
+  kExpire,       // servers: session a expires if its expiry token is still b
+  kClientTimer,  // client: internal timer of kind a (ClientTimer) with token b
+  kFault,        // world: fault a starts
+  kFaultEnd,     // world: fault a ends (pause, partition, restart, ...)
+};
+
+struct Event {
+  Time at;
+  uint64_t seq = 0;
+  EventTag type = EventTag::kResume;
+  uint32_t client = 0;  // the client process that runs it; 0 = servers / world
+  uint64_t a = 0;
+  uint64_t b = 0;
+  void* p = nullptr;
+};
+
+enum class Disposition : uint8_t { kRun, kDrop, kDefer };
+
+class EventFilter {
+ public:
+  virtual Disposition classify(const Event& e) = 0;
+  virtual void defer(const Event& e) = 0;
+
+ protected:
+  ~EventFilter() = default;
+};
+
+class Scheduler {
+ public:
+  Scheduler(Strategy* strategy, EventLog* log);
+
+  Time now() const { return now_; }
+  // Queues `e` (at is clamped to now). Returns its insertion number.
+  uint64_t push(Event e);
+  // The one choice function. Returns 0 without asking when n < 2.
+  uint32_t choose(ChoiceKind kind, uint32_t n);
+  // Takes the next event to run if one is due at or before `limit`; false otherwise.
+  bool next(EventFilter& filter, Time limit, Event* out);
+  // Moves the clock to t when nothing is due before it. REQUIRES: t >= now().
+  void advance_to(Time t);
+  bool idle() const { return heap_.empty() && ready_.empty(); }
+  const std::vector<Decision>& decisions() const { return decisions_; }
+
+ private:
+  void collect_due();
+  void filter_ready(EventFilter& filter);
+
+  Strategy* strategy_;
+  EventLog* log_;
+  Time now_{};
+  uint64_t seq_ = 0;
+  std::vector<Event> heap_;   // min-heap on (at, seq)
+  std::vector<Event> ready_;  // candidates due at now_, in insertion order
+  std::vector<Decision> decisions_;
+};
+
+}  // namespace lockstep::sim

@@ -1,0 +1,436 @@
+// The ensemble: requests, the leader, applies, watches, sessions and their expiry.
+#include <algorithm>
+#include <cassert>
+#include <cstdio>
+
+#include "sim/client.h"
+#include "sim/world_impl.h"
+
+namespace lockstep::sim {
+
+using zk::Error;
+using EventType = zk::EventType;
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+const char* txn_name(TxnType t) {
+  switch (t) {
+    case TxnType::kCreate: return "create";
+    case TxnType::kDelete: return "delete";
+    case TxnType::kSetData: return "set_data";
+    case TxnType::kKillSession: return "kill-session";
+  }
+  return "?";
+}
+
+}  // namespace
+
+bool World::Impl::serving(const Server& s) const { return s.up && servers_[0]->up; }
+
+std::vector<uint32_t> World::Impl::eligible_servers(zk::Zxid last_seen, uint32_t only) const {
+  std::vector<uint32_t> out;
+  for (const auto& s : servers_) {
+    if (only != 0 && s->id != only) continue;
+    if (serving(*s) && s->applied >= last_seen) out.push_back(s->id);
+  }
+  return out;
+}
+
+zk::SessionId World::Impl::new_session_id(uint32_t server_id) {
+  for (;;) {
+    const uint64_t id = (static_cast<uint64_t>(server_id) << 56) | (ids_.next() >> 8);
+    if (id != 0 && sessions_.count(id) == 0) return zk::SessionId{id};
+  }
+}
+
+// ---- requests ----
+
+void World::Impl::server_receive(Connection& c, UpMsg& m) {
+  Server& s = server(c.server);
+  if (!serving(s)) return server_close(c, true, "server not serving");
+  if (m.type == UpType::kConnect) return server_connect(c, m);
+  if (m.req.size() > opt_.packet_limit_bytes) {
+    return server_close(c, true, "request over the packet limit");
+  }
+  if (!c.session.valid() || sessions_.count(c.session.value) == 0) {
+    return server_close(c, true, "no session");
+  }
+  ServerEntry e;
+  e.req = std::move(m.req);
+  e.read = !goes_to_leader(e.req.op);
+  if (!e.read) forward(c, e);
+  c.pending.push_back(std::move(e));
+  pump(c);
+}
+
+void World::Impl::server_connect(Connection& c, UpMsg& m) {
+  zk::SessionId id = m.session;
+  if (!id.valid()) {
+    id = new_session_id(c.server);
+    SessionRec rec;
+    rec.id = id;
+    rec.client = c.client;
+    rec.timeout = std::clamp(m.timeout, opt_.tick * 2, opt_.tick * 20);
+    sessions_.emplace(id.value, rec);
+    log(c.client, "new-session", id.value, rec.timeout.us, {}, [&] {
+      return "s" + std::to_string(c.server) + " session " + hex(id.value) + " timeout " +
+             zk::to_string(rec.timeout);
+    });
+  }
+  auto it = sessions_.find(id.value);
+  DownMsg reply;
+  if (it == sessions_.end()) {
+    reply.type = DownType::kExpired;
+    send_down(c, std::move(reply));
+    c.server_open = false;
+    graveyard_.push_back(c.id);
+    return;
+  }
+  SessionRec& rec = it->second;
+  if (rec.conn != 0 && rec.conn != c.id) {
+    if (Connection* old = conn(rec.conn)) server_close(*old, true, "session moved");
+  }
+  attach(rec, c);
+  reply.type = DownType::kConnected;
+  reply.session = id;
+  reply.timeout = rec.timeout;
+  reply.zxid = server(c.server).applied;
+  send_down(c, std::move(reply));
+  set_watches(server(c.server), c, m);
+  update_heard(id);
+}
+
+void World::Impl::attach(SessionRec& s, Connection& c) {
+  s.conn = c.id;
+  s.server = c.server;
+  c.session = s.id;
+}
+
+void World::Impl::detach(Connection& c) {
+  if (!c.session.valid()) return;
+  auto it = sessions_.find(c.session.value);
+  if (it == sessions_.end() || it->second.conn != c.id) return;
+  it->second.conn = 0;
+  it->second.server = 0;
+  drop_watches(server(c.server), c.session.value);
+  update_heard(c.session);
+}
+
+// ZooKeeper's DataTree.setWatches: a watch whose node changed after the client's last seen
+// zxid fires at once; the others are registered on this server.
+void World::Impl::set_watches(Server& s, Connection& c, const UpMsg& m) {
+  const uint64_t sid = c.session.value;
+  const zk::Zxid rel = m.last_zxid;
+  for (const std::string& p : m.watches.data) {
+    const Node* n = s.tree.find(p);
+    if (n == nullptr) {
+      notify(s, sid, p, EventType::kDeleted, zk::Zxid{});
+    } else if (n->stat.mzxid > rel) {
+      notify(s, sid, p, EventType::kDataChanged, zk::Zxid{});
+    } else {
+      s.data_watches[p].insert(sid);
+    }
+  }
+  for (const std::string& p : m.watches.exist) {
+    if (s.tree.find(p) != nullptr) {
+      notify(s, sid, p, EventType::kCreated, zk::Zxid{});
+    } else {
+      s.data_watches[p].insert(sid);
+    }
+  }
+  for (const std::string& p : m.watches.child) {
+    const Node* n = s.tree.find(p);
+    if (n == nullptr) {
+      notify(s, sid, p, EventType::kDeleted, zk::Zxid{});
+    } else if (n->stat.pzxid > rel) {
+      notify(s, sid, p, EventType::kChildrenChanged, zk::Zxid{});
+    } else {
+      s.child_watches[p].insert(sid);
+    }
+  }
+}
+
+// ---- the leader ----
+
+void World::Impl::forward(Connection& c, ServerEntry& e) {
+  Request& r = e.req;
+  DownMsg& rep = e.reply;
+  rep.type = DownType::kReply;
+  rep.xid = r.xid;
+  rep.op = r.op;
+  rep.path = r.path;
+  e.target = zxid_;
+  if (r.op == Op::kSync) return;
+  Txn txn;
+  if (r.op == Op::kClose) {
+    leader().tree.prepare_kill(c.session, &txn);
+    sessions_.erase(c.session.value);
+    log(c.client, "close-session", c.session.value, 0, {},
+        [&] { return "session " + hex(c.session.value) + " closed"; });
+    e.target = commit(std::move(txn));
+    return;
+  }
+  forward_mutation(c, e, &txn);
+}
+
+void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
+  const Request& r = e.req;
+  const DataTree& tree = leader().tree;
+  Error err = Error::kOk;
+  switch (r.op) {
+    case Op::kCreate: err = tree.prepare_create(r.path, r.data, r.mode, c.session, txn); break;
+    case Op::kDelete: err = tree.prepare_delete(r.path, r.version, txn); break;
+    case Op::kSetData: err = tree.prepare_set(r.path, r.data, r.version, txn); break;
+    default: assert(false && "not a mutation");
+  }
+  e.reply.err = err;
+  if (err != Error::kOk) return;
+  const std::string path = txn->path;
+  e.target = commit(std::move(*txn));
+  const Node* n = leader().tree.find(path);
+  if (n != nullptr) e.reply.stat = n->stat;
+  e.reply.path = path;
+}
+
+zk::Zxid World::Impl::commit(Txn txn) {
+  zxid_.value++;
+  txn.zxid = zxid_;
+  txn.time = now();
+  if (txn.type == TxnType::kDelete || (txn.type == TxnType::kKillSession && !txn.paths.empty())) {
+    herd_index_.emplace(zxid_.value, herd_.size());
+    herd_.push_back(
+        HerdRecord{zxid_, txn.type == TxnType::kDelete ? txn.path : txn.paths[0], 0, 0});
+  }
+  apply_at(leader(), txn);
+  if (servers_.size() > 1) {
+    txlog_.push_back(std::move(txn));
+    schedule_follower_applies(zxid_);
+  }
+  return zxid_;
+}
+
+void World::Impl::schedule_follower_applies(zk::Zxid zxid) {
+  for (size_t i = 1; i < servers_.size(); ++i) {
+    Server& f = *servers_[i];
+    Duration d = latency(0);
+    if (now() < f.lag_until) d = d + f.lag;
+    f.apply_last = std::max(now() + d, f.apply_last);
+    push(Event{f.apply_last, 0, EventTag::kApply, 0, f.id, static_cast<uint64_t>(zxid.value),
+               nullptr});
+  }
+}
+
+void World::Impl::apply_follower(uint32_t server_id, zk::Zxid upto) {
+  Server& f = server(server_id);
+  if (!f.up) return;
+  while (f.applied < upto && !txlog_.empty()) {
+    const int64_t index = f.applied.value + 1 - txlog_.front().zxid.value;
+    assert(index >= 0 && index < static_cast<int64_t>(txlog_.size()));
+    apply_at(f, txlog_[static_cast<size_t>(index)]);
+  }
+  trim_log();
+}
+
+void World::Impl::trim_log() {
+  zk::Zxid low = zxid_;
+  for (size_t i = 1; i < servers_.size(); ++i) low = std::min(low, servers_[i]->applied);
+  while (!txlog_.empty() && txlog_.front().zxid <= low) txlog_.pop_front();
+}
+
+void World::Impl::apply_at(Server& s, const Txn& txn) {
+  log(0, "apply", s.id, static_cast<uint64_t>(txn.zxid.value),
+      txn.type == TxnType::kKillSession ? std::string_view{} : std::string_view{txn.path}, [&] {
+        return "s" + std::to_string(s.id) + " zxid=" + std::to_string(txn.zxid.value) + " " +
+               txn_name(txn.type) + " " +
+               (txn.type == TxnType::kKillSession ? hex(txn.session.value) : txn.path);
+      });
+  if (txn.type == TxnType::kKillSession) drop_watches(s, txn.session.value);
+  triggers_.clear();
+  s.tree.apply(txn, &triggers_);
+  s.applied = txn.zxid;
+  for (const Trigger& t : triggers_) fire(s, t, txn.zxid);  // fire() never applies
+  std::vector<uint64_t> blocked(s.blocked.begin(), s.blocked.end());
+  for (uint64_t id : blocked) {
+    if (Connection* c = conn(id)) pump(*c);
+  }
+}
+
+// ---- watches ----
+
+void World::Impl::fire(Server& s, const Trigger& t, zk::Zxid zxid) {
+  std::set<uint64_t> who;
+  auto take = [&](WatchTable& table) {
+    auto it = table.find(t.path);
+    if (it == table.end()) return;
+    who.merge(it->second);
+    table.erase(it);
+  };
+  if (t.type != EventType::kChildrenChanged) take(s.data_watches);
+  if (t.type == EventType::kChildrenChanged || t.type == EventType::kDeleted) {
+    take(s.child_watches);
+  }
+  for (uint64_t sid : who) notify(s, sid, t.path, t.type, zxid);
+}
+
+void World::Impl::notify(Server& s, uint64_t session, std::string_view path, EventType type,
+                         zk::Zxid zxid) {
+  auto it = sessions_.find(session);
+  if (it == sessions_.end() || it->second.server != s.id || it->second.conn == 0) return;
+  Connection* c = conn(it->second.conn);
+  if (c == nullptr || !c->server_open) return;
+  DownMsg m;
+  m.type = DownType::kNotify;
+  m.path = std::string(path);
+  m.event = type;
+  m.zxid = zxid;
+  send_down(*c, std::move(m));
+}
+
+void World::Impl::drop_watches(Server& s, uint64_t session) {
+  for (WatchTable* table : {&s.data_watches, &s.child_watches}) {
+    for (auto it = table->begin(); it != table->end();) {
+      it->second.erase(session);
+      it = it->second.empty() ? table->erase(it) : std::next(it);
+    }
+  }
+}
+
+// ---- replies ----
+
+void World::Impl::pump(Connection& c) {
+  Server& s = server(c.server);
+  while (c.server_open && !c.pending.empty()) {
+    ServerEntry& e = c.pending.front();
+    if (!e.read && s.applied < e.target) {
+      s.blocked.insert(c.id);
+      return;
+    }
+    DownMsg reply = e.read ? execute_read(s, c, e.req) : std::move(e.reply);
+    reply.zxid = s.applied;
+    const bool lose = e.req.lose_reply;
+    const bool closing = e.req.op == Op::kClose;
+    c.pending.pop_front();
+    if (lose) return server_close(c, true, "the reply is lost with the connection");
+    send_down(c, std::move(reply));
+    if (closing) return server_close(c, true, "session closed");
+  }
+  s.blocked.erase(c.id);
+}
+
+DownMsg World::Impl::execute_read(Server& s, const Connection& c, const Request& r) {
+  DownMsg m;
+  m.type = DownType::kReply;
+  m.xid = r.xid;
+  m.op = r.op;
+  m.path = r.path;
+  const Node* n = s.tree.find(r.path);
+  if (n == nullptr) {
+    m.err = Error::kNoNode;
+    if (r.watch && r.op == Op::kExists) s.data_watches[r.path].insert(c.session.value);
+    return m;
+  }
+  m.stat = n->stat;
+  if (r.op == Op::kGetData) m.data = n->data;
+  if (r.op == Op::kGetChildren) m.children = s.tree.children_in_order(*n);
+  if (r.watch) {
+    WatchTable& t = r.op == Op::kGetChildren ? s.child_watches : s.data_watches;
+    t[r.path].insert(c.session.value);
+  }
+  return m;
+}
+
+// ---- sessions ----
+
+bool World::Impl::is_heard(const SessionRec& s) {
+  if (s.conn == 0) return false;
+  const Connection* c = conn(s.conn);
+  if (c == nullptr || !c->server_open || !server(s.server).up) return false;
+  const ClientImpl& cl = client(s.client);
+  return !cl.paused() && !cl.partitioned() && !cl.crashed();
+}
+
+// Heartbeats are modelled lazily: a session is heard while its client is connected, running
+// and reachable. When that stops at time t, its last ping went out ping_phase earlier (chosen
+// in [0, timeout/3] in four steps) and the session expires at the next tick boundary after
+// last ping + timeout, like ZooKeeper's ExpiryQueue.
+void World::Impl::update_heard(zk::SessionId id) {
+  auto it = sessions_.find(id.value);
+  if (it == sessions_.end()) return;
+  SessionRec& s = it->second;
+  const bool heard = is_heard(s);
+  if (heard == s.heard) return;
+  s.heard = heard;
+  ++s.token;
+  if (heard) return;
+  const uint32_t phase = choose(ChoiceKind::kPingPhase, 4);
+  arm_expiry(s, now() - s.timeout / 3 * phase / 3);
+}
+
+void World::Impl::arm_expiry(SessionRec& s, Time last_heard) {
+  const int64_t tick = opt_.tick.us;
+  const Time deadline = last_heard + s.timeout;
+  const Time at{(deadline.us / tick + 1) * tick};
+  push(Event{at, 0, EventTag::kExpire, 0, s.id.value, s.token, nullptr});
+}
+
+void World::Impl::expire_event(const Event& e) {
+  if (servers_down_ > 0) return;  // re-armed when the server is back
+  expire(zk::SessionId{e.a}, "timeout");
+}
+
+void World::Impl::expire(zk::SessionId id, std::string_view why) {
+  auto it = sessions_.find(id.value);
+  if (it == sessions_.end()) return;
+  const SessionRec rec = it->second;
+  log(rec.client, "expire", id.value, 0, why,
+      [&] { return "session " + hex(id.value) + " (" + std::string(why) + ")"; });
+  if (rec.conn != 0) {
+    if (Connection* c = conn(rec.conn)) server_close(*c, true, "session expired");
+  }
+  Txn txn;
+  leader().tree.prepare_kill(id, &txn);
+  sessions_.erase(id.value);
+  commit(std::move(txn));
+}
+
+void World::Impl::server_restart_begin(uint32_t server_id) {
+  Server& s = server(server_id);
+  if (!s.up) return;
+  s.up = false;
+  ++servers_down_;
+  for (auto& [id, c] : conns_) {
+    if (c->server_open && !serving(server(c->server))) {
+      server_close(*c, true, "server down");
+    }
+  }
+}
+
+void World::Impl::server_restart_end(uint32_t server_id) {
+  Server& s = server(server_id);
+  if (s.up) return;
+  s.up = true;
+  --servers_down_;
+  if (server_id != 1) apply_follower(server_id, zxid_);
+  for (auto& [id, rec] : sessions_) {
+    if (rec.heard) continue;
+    ++rec.token;
+    arm_expiry(rec, now());
+  }
+}
+
+void World::Impl::foreign_create(const std::string& path) {
+  Txn txn;
+  const Error err =
+      leader().tree.prepare_create(path, "", zk::CreateMode::kPersistent, zk::SessionId{}, &txn);
+  log(0, "foreign-create", static_cast<uint64_t>(err), 0, path,
+      [&] { return path + " " + zk::error_name(err); });
+  if (err == Error::kOk) commit(std::move(txn));
+}
+
+}  // namespace lockstep::sim

@@ -1,0 +1,49 @@
+// lockstep simulator: one ZooKeeper server of the ensemble and the sessions the ensemble holds.
+//
+// A Server keeps its own DataTree and applies the committed log in zxid order; server 1 is the
+// leader and applies each write the moment it commits it, followers apply later (latency plus
+// any injected lag). Watches live on the server the session is connected to, keyed by path,
+// one entry per session (so one notification per session, as in ZooKeeper's WatchManager).
+// SessionRec is the ensemble's view of a session: its timeout, its current connection, and
+// whether it is being heard (heartbeats are modelled lazily: see World::Impl::update_heard).
+// Plain data owned by World::Impl; the logic is in server.cc.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include "sim/data_tree.h"
+#include "sim/world.h"
+
+namespace lockstep::sim {
+
+using WatchTable = std::map<std::string, std::set<uint64_t>, std::less<>>;  // path -> sessions
+
+struct Server {
+  Server(uint32_t server_id, uint64_t salt) : id(server_id), tree(salt) {}
+
+  uint32_t id;
+  bool up = true;
+  DataTree tree;
+  zk::Zxid applied;
+  Duration lag{};              // kLaggingFollower: extra apply delay ...
+  Time lag_until{};            // ... until then
+  Time apply_last{};           // applies are FIFO: never scheduled before the previous one
+  WatchTable data_watches;     // exists (either way) and get_data watches
+  WatchTable child_watches;    // get_children watches
+  std::set<uint64_t> blocked;  // connections whose next reply waits for an apply
+};
+
+struct SessionRec {
+  zk::SessionId id;
+  uint32_t client = 0;
+  Duration timeout{};
+  uint64_t conn = 0;    // the connection it is attached to, 0 when none
+  uint32_t server = 0;  // that connection's server
+  bool heard = false;   // heartbeats reach the ensemble
+  uint64_t token = 0;   // bumps cancel a pending expiry event
+};
+
+}  // namespace lockstep::sim

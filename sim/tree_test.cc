@@ -1,0 +1,185 @@
+// Data tree, sequential naming and watch semantics of the simulated server, observed through
+// the zk::Session contract.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sim/sim_test_util.h"
+#include "sim/world.h"
+
+namespace lockstep::sim {
+namespace {
+
+using testing::await_result;
+using testing::await_watch;
+using zk::CreateMode;
+using zk::Error;
+
+WorldOptions quiet(uint64_t seed = 1) {
+  WorldOptions o;
+  o.seed = seed;
+  o.record_log = false;
+  return o;
+}
+
+// Creating, reading, updating and deleting nodes yields ZooKeeper's stats and error codes.
+TEST(TreeTest, CrudAndStat) {
+  World w(quiet());
+  Client& c = w.add_client();
+  auto r = await_result(w, c, c.create("/a", "x", CreateMode::kPersistent));
+  ASSERT_TRUE(r && r->ok());
+  EXPECT_EQ(r->value.path, "/a");
+  EXPECT_EQ(r->value.stat.data_length, 1);
+  EXPECT_EQ(r->value.stat.czxid, r->value.stat.mzxid);
+  EXPECT_EQ(await_result(w, c, c.create("/a", "", CreateMode::kPersistent))->error,
+            Error::kNodeExists);
+  EXPECT_EQ(await_result(w, c, c.create("/x/y", "", CreateMode::kPersistent))->error,
+            Error::kNoNode);
+  auto set = await_result(w, c, c.set_data("/a", "yy", 0));
+  ASSERT_TRUE(set->ok());
+  EXPECT_EQ(set->value.version, 1);
+  EXPECT_EQ(await_result(w, c, c.set_data("/a", "z", 0))->error, Error::kBadVersion);
+  auto got = await_result(w, c, c.get_data("/a"));
+  EXPECT_EQ(got->value.data, "yy");
+  EXPECT_GT(got->value.stat.mzxid, got->value.stat.czxid);
+  ASSERT_TRUE(await_result(w, c, c.create("/a/b", "", CreateMode::kPersistent))->ok());
+  EXPECT_EQ(await_result(w, c, c.remove("/a"))->error, Error::kNotEmpty);
+  EXPECT_EQ(await_result(w, c, c.remove("/a/b", 5))->error, Error::kBadVersion);
+  EXPECT_TRUE(await_result(w, c, c.remove("/a/b"))->ok());
+  auto parent = await_result(w, c, c.exists("/a"));
+  EXPECT_EQ(parent->value.cversion, 2);  // one create, one delete
+  EXPECT_EQ(parent->value.num_children, 0);
+  EXPECT_EQ(await_result(w, c, c.exists("/nope"))->error, Error::kNoNode);
+}
+
+// Malformed paths are rejected with kBadArguments; sequential creates may end in '/'.
+TEST(TreeTest, PathValidation) {
+  World w(quiet());
+  Client& c = w.add_client();
+  for (const char* p : {"a", "/a/", "//a", "/a//b", "", "/a/./b", "/.."}) {
+    EXPECT_EQ(await_result(w, c, c.create(p, "", CreateMode::kPersistent))->error,
+              Error::kBadArguments)
+        << p;
+  }
+  ASSERT_TRUE(await_result(w, c, c.create("/q", "", CreateMode::kPersistent))->ok());
+  auto s = await_result(w, c, c.create("/q/", "", CreateMode::kPersistentSequential));
+  ASSERT_TRUE(s->ok());
+  EXPECT_EQ(s->value.path, "/q/0000000000");
+}
+
+// The sequence counter counts every successful child create (sequential or not), ignores
+// failed creates and deletes, and wraps from INT32_MAX to INT32_MIN.
+TEST(TreeTest, SequenceCounter) {
+  World w(quiet());
+  Client& c = w.add_client();
+  ASSERT_TRUE(await_result(w, c, c.create("/l", "", CreateMode::kPersistent))->ok());
+  EXPECT_EQ(await_result(w, c, c.create("/l/n-", "", CreateMode::kEphemeralSequential))->value.path,
+            "/l/n-0000000000");
+  ASSERT_TRUE(await_result(w, c, c.create("/l/plain", "", CreateMode::kPersistent))->ok());
+  EXPECT_EQ(await_result(w, c, c.create("/l/plain", "", CreateMode::kPersistent))->error,
+            Error::kNodeExists);
+  ASSERT_TRUE(await_result(w, c, c.remove("/l/plain"))->ok());
+  EXPECT_EQ(await_result(w, c, c.create("/l/n-", "", CreateMode::kEphemeralSequential))->value.path,
+            "/l/n-0000000002");
+  w.set_sequence_counter("/l", INT32_MAX);
+  EXPECT_EQ(
+      await_result(w, c, c.create("/l/n-", "", CreateMode::kPersistentSequential))->value.path,
+      "/l/n-2147483647");
+  EXPECT_EQ(
+      await_result(w, c, c.create("/l/n-", "", CreateMode::kPersistentSequential))->value.path,
+      "/l/n--2147483648");
+}
+
+// Ephemeral nodes cannot have children and carry their session as owner.
+TEST(TreeTest, Ephemerals) {
+  World w(quiet());
+  Client& c = w.add_client();
+  auto e = await_result(w, c, c.create("/e", "", CreateMode::kEphemeral));
+  ASSERT_TRUE(e->ok());
+  EXPECT_EQ(e->value.stat.ephemeral_owner, c.id());
+  EXPECT_EQ(await_result(w, c, c.create("/e/x", "", CreateMode::kPersistent))->error,
+            Error::kNoChildrenForEphemerals);
+}
+
+// get_children returns every child in a stable order that is not the sorted order (for
+// enough children), and the order differs between seeds.
+TEST(TreeTest, ChildOrderStableUnsorted) {
+  auto order = [](uint64_t seed) {
+    World w(quiet(seed));
+    Client& c = w.add_client();
+    EXPECT_TRUE(await_result(w, c, c.create("/p", "", CreateMode::kPersistent))->ok());
+    for (int i = 0; i < 20; ++i) {
+      EXPECT_TRUE(
+          await_result(w, c, c.create("/p/c-", "", CreateMode::kPersistentSequential))->ok());
+    }
+    auto a = await_result(w, c, c.get_children("/p"))->value.names;
+    auto b = await_result(w, c, c.get_children("/p"))->value.names;
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(a.size(), 20u);
+    EXPECT_FALSE(std::is_sorted(a.begin(), a.end()));
+    return a;
+  };
+  EXPECT_NE(order(1), order(2));
+}
+
+// exists on a missing node arms a creation watch that fires kCreated; get_data and
+// get_children on a missing node return kNoNode and arm nothing.
+TEST(TreeTest, WatchArming) {
+  World w(quiet());
+  Client& c = w.add_client();
+  Client& d = w.add_client();
+  zk::Watch ex, gd, gc;
+  EXPECT_EQ(await_result(w, c, c.exists("/n", &ex))->error, Error::kNoNode);
+  EXPECT_TRUE(ex.armed());
+  EXPECT_EQ(await_result(w, c, c.get_data("/n", &gd))->error, Error::kNoNode);
+  EXPECT_FALSE(gd.armed());
+  EXPECT_EQ(await_result(w, c, c.get_children("/n", &gc))->error, Error::kNoNode);
+  EXPECT_FALSE(gc.armed());
+  EXPECT_EQ(await_watch(w, c, gd)->error, Error::kNothing);
+  ASSERT_TRUE(await_result(w, d, d.create("/n", "", CreateMode::kPersistent))->ok());
+  auto ev = await_watch(w, c, ex);
+  ASSERT_TRUE(ev && ev->ok());
+  EXPECT_EQ(ev->value.type, zk::EventType::kCreated);
+  EXPECT_EQ(ev->value.path, "/n");
+}
+
+// Data, child and deletion watches fire once with the right event types.
+TEST(TreeTest, NodeEvents) {
+  World w(quiet());
+  Client& c = w.add_client();
+  Client& d = w.add_client();
+  ASSERT_TRUE(await_result(w, d, d.create("/n", "", CreateMode::kPersistent))->ok());
+  zk::Watch data, kids, gone;
+  ASSERT_TRUE(await_result(w, c, c.get_data("/n", &data))->ok());
+  ASSERT_TRUE(await_result(w, c, c.get_children("/n", &kids))->ok());
+  ASSERT_TRUE(await_result(w, d, d.set_data("/n", "v"))->ok());
+  EXPECT_EQ(await_watch(w, c, data)->value.type, zk::EventType::kDataChanged);
+  ASSERT_TRUE(await_result(w, d, d.create("/n/k", "", CreateMode::kPersistent))->ok());
+  EXPECT_EQ(await_watch(w, c, kids)->value.type, zk::EventType::kChildrenChanged);
+  ASSERT_TRUE(await_result(w, c, c.exists("/n/k", &gone))->ok());
+  ASSERT_TRUE(await_result(w, d, d.remove("/n/k"))->ok());
+  EXPECT_EQ(await_watch(w, c, gone)->value.type, zk::EventType::kDeleted);
+}
+
+// A client sees the watch event before the reply of a later read that observes the change.
+TEST(TreeTest, NotificationBeforeLaterReply) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    World w(quiet(seed));
+    Client& c = w.add_client();
+    Client& d = w.add_client();
+    ASSERT_TRUE(await_result(w, d, d.create("/n", "", CreateMode::kPersistent))->ok());
+    zk::Watch watch;
+    ASSERT_TRUE(await_result(w, c, c.get_data("/n", &watch))->ok());
+    auto set = d.set_data("/n", "new");
+    // Read repeatedly until the new value is visible; by then the watch must have fired.
+    for (int i = 0; i < 50; ++i) {
+      auto r = await_result(w, c, c.get_data("/n"));
+      if (r->value.data == "new") break;
+    }
+    EXPECT_TRUE(watch.fired()) << "seed " << seed;
+    (void)await_result(w, d, std::move(set));
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::sim

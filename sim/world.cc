@@ -1,0 +1,182 @@
+// World: construction, the run loop, event dispatch, and inspection.
+#include <algorithm>
+#include <cassert>
+
+#include "sim/client.h"
+#include "sim/world_impl.h"
+
+namespace lockstep::sim {
+
+World::Impl::Impl(WorldOptions options, std::unique_ptr<Strategy> strategy)
+    : opt_(std::move(options)),
+      strategy_(strategy ? std::move(strategy) : make_random_strategy(opt_.seed)),
+      sched_(strategy_.get(), &log_),
+      ids_(zk::Prng(opt_.seed).split("session-ids")) {
+  assert(opt_.servers >= 1 && opt_.servers < 256);
+  log_.set_recording(opt_.record_log);
+  salt_ = choose(ChoiceKind::kChildOrder, UINT32_MAX);
+  for (uint32_t i = 1; i <= opt_.servers; ++i) {
+    servers_.push_back(std::make_unique<Server>(i, salt_));
+  }
+}
+
+// Clients go first: destroying their contexts destroys suspended coroutine frames, which may
+// still reach into the client's own timer table but never into the rest of the world.
+World::Impl::~Impl() { clients_.clear(); }
+
+Client& World::Impl::add_client(ClientOptions options) {
+  const uint32_t index = client_count() + 1;
+  const uint64_t seed = zk::Prng(opt_.seed).split("client-" + std::to_string(index)).seed();
+  clients_.push_back(std::make_unique<ClientImpl>(*this, index, std::move(options), seed));
+  clients_.back()->start();
+  return *clients_.back();
+}
+
+Disposition World::Impl::classify(const Event& e) {
+  if (e.client != 0) {
+    const ClientImpl& c = client(e.client);
+    if (c.crashed()) return Disposition::kDrop;
+    if (c.paused()) return Disposition::kDefer;
+  }
+  switch (e.type) {
+    case EventTag::kTimer:
+    case EventTag::kClientTimer:
+      return client(e.client).live(e) ? Disposition::kRun : Disposition::kDrop;
+    case EventTag::kToServer: {
+      const Connection* c = conn(e.a);
+      const bool ok = c != nullptr && c->server_open && !client(c->client).partitioned();
+      return ok ? Disposition::kRun : Disposition::kDrop;
+    }
+    case EventTag::kToClient: {
+      const Connection* c = conn(e.a);
+      const bool ok = c != nullptr && c->client_open && !client(c->client).partitioned();
+      return ok ? Disposition::kRun : Disposition::kDrop;
+    }
+    case EventTag::kExpire: {
+      auto it = sessions_.find(e.a);
+      const bool ok = it != sessions_.end() && it->second.token == e.b && !it->second.heard;
+      return ok ? Disposition::kRun : Disposition::kDrop;
+    }
+    default: return Disposition::kRun;
+  }
+}
+
+void World::Impl::defer(const Event& e) { client(e.client).defer(e); }
+
+void World::Impl::dispatch(const Event& e) {
+  switch (e.type) {
+    case EventTag::kResume:
+    case EventTag::kTimer:
+    case EventTag::kClientTimer: client(e.client).run(e); break;
+    case EventTag::kToServer: deliver_up(e.a, e.b); break;
+    case EventTag::kToClient: deliver_down(e.a, e.b); break;
+    case EventTag::kApply:
+      apply_follower(static_cast<uint32_t>(e.a), zk::Zxid{static_cast<int64_t>(e.b)});
+      break;
+    case EventTag::kExpire: expire_event(e); break;
+    case EventTag::kFault: start_fault(e.a); break;
+    case EventTag::kFaultEnd: end_fault(e.a); break;
+  }
+  if (e.client != 0) {
+    ClientImpl& c = client(e.client);
+    if (c.herd_zxid.value != 0 && c.quiescent()) c.herd_zxid = zk::Zxid{};
+  }
+}
+
+void World::Impl::bury() {
+  for (uint64_t id : graveyard_) {
+    auto it = conns_.find(id);
+    if (it != conns_.end() && !it->second->client_open && !it->second->server_open) {
+      conns_.erase(it);
+    }
+  }
+  graveyard_.clear();
+}
+
+bool World::Impl::step(Time limit) {
+  Event e;
+  if (!sched_.next(*this, limit, &e)) return false;
+  dispatch(e);
+  ++events_executed_;
+  if (!graveyard_.empty()) bury();
+  return true;
+}
+
+void World::Impl::run_until(Time t) {
+  while (step(t)) {
+  }
+  if (sched_.now() < t) sched_.advance_to(t);
+}
+
+bool World::Impl::run_until_idle(Time limit) {
+  while (step(limit)) {
+  }
+  return sched_.idle();
+}
+
+// Herd accounting, approximated at client level: a notification from a delete transaction
+// attributes the client's following requests to that delete until the client next has
+// nothing to do (no request outstanding and no coroutine ready to run), i.e. it parked on a
+// watch or a sleep.
+void World::Impl::herd_notified(ClientImpl& c, zk::Zxid zxid) {
+  auto it = herd_index_.find(zxid.value);
+  if (it == herd_index_.end()) return;
+  herd_[it->second].notifications++;
+  c.herd_zxid = zxid;
+}
+
+void World::Impl::herd_request(zk::Zxid zxid) {
+  auto it = herd_index_.find(zxid.value);
+  if (it != herd_index_.end()) herd_[it->second].requests_caused++;
+}
+
+std::optional<NodeView> World::Impl::node_on(uint32_t server_id, std::string_view path) const {
+  assert(server_id >= 1 && server_id <= servers_.size());
+  const DataTree& tree = servers_[server_id - 1]->tree;
+  const Node* n = tree.find(path);
+  if (n == nullptr) return std::nullopt;
+  NodeView v{std::string(path), n->data, n->stat, tree.children_in_order(*n)};
+  std::sort(v.children.begin(), v.children.end());
+  return v;
+}
+
+void World::Impl::set_sequence_counter(std::string_view parent, int32_t next) {
+  for (auto& s : servers_) s->tree.set_sequence_counter(parent, next);
+}
+
+// ---- World: the public surface forwards to Impl ----
+
+World::World(WorldOptions options, std::unique_ptr<Strategy> strategy)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(strategy))) {}
+World::~World() = default;
+const WorldOptions& World::options() const { return impl_->options(); }
+Client& World::add_client(ClientOptions options) { return impl_->add_client(std::move(options)); }
+Client& World::client(uint32_t index) {
+  assert(index >= 1 && index <= impl_->client_count());
+  return impl_->client(index);
+}
+uint32_t World::client_count() const { return impl_->client_count(); }
+void World::inject(Fault fault) { impl_->inject(std::move(fault)); }
+Time World::now() const { return impl_->now(); }
+bool World::step() { return impl_->step(zk::kNever); }
+void World::run_until(Time t) { impl_->run_until(t); }
+void World::run_for(Duration d) { impl_->run_until(impl_->now() + d); }
+bool World::run_until_idle(Time limit) { return impl_->run_until_idle(limit); }
+uint64_t World::events_executed() const { return impl_->events_executed(); }
+std::optional<NodeView> World::node(std::string_view path) const { return impl_->node_on(1, path); }
+std::optional<NodeView> World::node_on(uint32_t server, std::string_view path) const {
+  return impl_->node_on(server, path);
+}
+bool World::session_alive(zk::SessionId id) const { return impl_->session_alive(id); }
+void World::set_sequence_counter(std::string_view parent, int32_t next) {
+  impl_->set_sequence_counter(parent, next);
+}
+EventLog& World::log() { return impl_->event_log(); }
+const std::vector<Decision>& World::decisions() const { return impl_->decisions(); }
+bool World::diverged() const { return impl_->strategy().diverged(); }
+std::string World::divergence() const { return impl_->strategy().divergence(); }
+zk::Zxid World::last_zxid() const { return impl_->last_zxid(); }
+const std::vector<HerdRecord>& World::herd() const { return impl_->herd(); }
+uint64_t World::requests_total() const { return impl_->requests_total(); }
+
+}  // namespace lockstep::sim

@@ -1,0 +1,155 @@
+// lockstep simulator: World::Impl, the hub that owns every part of a run.
+//
+// It owns the scheduler, the log, the servers, the sessions table, the connections and the
+// clients, and it is the EventFilter the scheduler consults. Its member functions are split by
+// concern: world.cc (run loop, dispatch, inspection), network.cc (connections and channels),
+// server.cc (requests, the leader, applies, watches, sessions and expiry), faults.cc.
+// Clients (client.cc) call back into it to send, log and choose.
+//
+// Invariants: a session in sessions_ is alive on the ensemble; a session's conn, when set, is
+// an open (server side) connection on sessions_[id].server; connections are erased only at the
+// end of a step (bury), so references taken during a step stay valid.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/data_tree.h"
+#include "sim/messages.h"
+#include "sim/scheduler.h"
+#include "sim/server.h"
+#include "sim/world.h"
+
+namespace lockstep::sim {
+
+class ClientImpl;
+
+class World::Impl final : public EventFilter {
+ public:
+  Impl(WorldOptions options, std::unique_ptr<Strategy> strategy);
+  ~Impl();
+
+  // ---- world.cc ----
+  const WorldOptions& options() const { return opt_; }
+  Time now() const { return sched_.now(); }
+  uint32_t choose(ChoiceKind kind, uint32_t n) { return sched_.choose(kind, n); }
+  void push(Event e) { sched_.push(e); }
+  template <class TextFn>
+  void log(uint32_t client, std::string_view kind, uint64_t a, uint64_t b, std::string_view s,
+           TextFn&& text) {
+    log_.add_compact(now(), client, kind, a, b, s, text);
+  }
+  bool recording() const { return log_.recording(); }
+  bool step(Time limit);
+  Disposition classify(const Event& e) override;
+  void defer(const Event& e) override;
+  Client& add_client(ClientOptions options);
+  ClientImpl& client(uint32_t index) { return *clients_[index - 1]; }
+  uint32_t client_count() const { return static_cast<uint32_t>(clients_.size()); }
+  std::optional<NodeView> node_on(uint32_t server, std::string_view path) const;
+  void set_sequence_counter(std::string_view parent, int32_t next);
+  bool session_alive(zk::SessionId id) const { return sessions_.count(id.value) != 0; }
+  zk::Zxid last_zxid() const { return zxid_; }
+  EventLog& event_log() { return log_; }
+  Strategy& strategy() { return *strategy_; }
+  const std::vector<Decision>& decisions() const { return sched_.decisions(); }
+  const std::vector<HerdRecord>& herd() const { return herd_; }
+  uint64_t requests_total() const { return requests_total_; }
+  uint64_t events_executed() const { return events_executed_; }
+  void run_until(Time t);
+  bool run_until_idle(Time limit);
+  // Herd accounting (see HerdRecord): a client received a notification / sent a request.
+  void herd_notified(ClientImpl& c, zk::Zxid zxid);
+  void herd_request(zk::Zxid zxid);
+  void count_request() { ++requests_total_; }
+
+  // ---- network.cc ----
+  Duration latency(uint32_t client);
+  Connection* conn(uint64_t id);
+  Connection& open_connection(uint32_t client, uint32_t server);
+  void send_up(Connection& c, UpMsg m);
+  void send_down(Connection& c, DownMsg m);
+  // The client closes its end; the server learns at once. With `ambiguous`, each request still
+  // in flight reaches the server or not (ChoiceKind::kAmbiguousOutcome).
+  void client_close(Connection& c, bool ambiguous);
+  // The server closes its end; with `tell_client` the client learns when a kClose arrives.
+  void server_close(Connection& c, bool tell_client, std::string_view why);
+  void rearm_channels(uint32_t client);  // a partition healed: deliver what was held
+
+  // ---- server.cc ----
+  Server& server(uint32_t id) { return *servers_[id - 1]; }
+  Server& leader() { return *servers_[0]; }
+  bool serving(const Server& s) const;
+  std::vector<uint32_t> eligible_servers(zk::Zxid last_seen, uint32_t only) const;
+  void update_heard(zk::SessionId id);
+  void expire(zk::SessionId id, std::string_view why);
+  zk::Zxid commit(Txn txn);
+  void server_restart_begin(uint32_t server_id);
+  void server_restart_end(uint32_t server_id);
+  void foreign_create(const std::string& path);
+
+  // ---- faults.cc ----
+  void inject(Fault f);
+
+ private:
+  // world.cc
+  void dispatch(const Event& e);
+  void bury();
+  // network.cc
+  void deliver_up(uint64_t conn_id, uint64_t seq);
+  void deliver_down(uint64_t conn_id, uint64_t seq);
+  void push_delivery(Connection& c, bool up, Time at, uint64_t seq);
+  // server.cc
+  void server_receive(Connection& c, UpMsg& m);
+  void server_connect(Connection& c, UpMsg& m);
+  void attach(SessionRec& s, Connection& c);
+  void detach(Connection& c);
+  void set_watches(Server& s, Connection& c, const UpMsg& m);
+  void forward(Connection& c, ServerEntry& e);
+  void forward_mutation(Connection& c, ServerEntry& e, Txn* txn);
+  void apply_at(Server& s, const Txn& txn);
+  void apply_follower(uint32_t server_id, zk::Zxid upto);
+  void schedule_follower_applies(zk::Zxid zxid);
+  void trim_log();
+  void fire(Server& s, const Trigger& t, zk::Zxid zxid);
+  void notify(Server& s, uint64_t session, std::string_view path, zk::EventType type,
+              zk::Zxid zxid);
+  void drop_watches(Server& s, uint64_t session);
+  void pump(Connection& c);
+  DownMsg execute_read(Server& s, const Connection& c, const Request& r);
+  bool is_heard(const SessionRec& s);
+  void arm_expiry(SessionRec& s, Time last_heard);
+  void expire_event(const Event& e);
+  zk::SessionId new_session_id(uint32_t server_id);
+  // faults.cc
+  void start_fault(size_t index);
+  void end_fault(size_t index);
+
+  WorldOptions opt_;
+  std::unique_ptr<Strategy> strategy_;
+  EventLog log_;
+  Scheduler sched_;
+  uint64_t salt_ = 0;
+  zk::Prng ids_;
+  std::vector<std::unique_ptr<Server>> servers_;
+  std::map<uint64_t, SessionRec> sessions_;
+  zk::Zxid zxid_;
+  std::deque<Txn> txlog_;  // committed, not yet applied by every follower (ensembles only)
+  uint32_t servers_down_ = 0;
+  std::map<uint64_t, std::unique_ptr<Connection>> conns_;
+  uint64_t next_conn_ = 1;
+  std::vector<uint64_t> graveyard_;
+  std::vector<std::unique_ptr<ClientImpl>> clients_;
+  std::vector<Fault> faults_;
+  std::vector<HerdRecord> herd_;
+  std::unordered_map<int64_t, size_t> herd_index_;  // zxid -> herd_ index (lookups only)
+  std::vector<Trigger> triggers_;                   // scratch
+  uint64_t requests_total_ = 0;
+  uint64_t events_executed_ = 0;
+};
+
+}  // namespace lockstep::sim
