@@ -235,10 +235,38 @@ TEST(Crash, NextWaiterAcquiresAfterTheSessionTimeout) {
   }
 }
 
-TEST(AmbiguousCreate, LostCreateReplyIsResolvedByAdoptingOurNode) {
+TEST(AmbiguousCreate, LostCreateReplyOnAFreeLockIsAdopted) {
   // S6: the contender create is applied but its reply is lost; after reconnecting the client
-  // finds its node by its per-attempt id, adopts it, holds, and leaves no orphan behind.
-  for (const char* name : {"fair-mutex", "exclusive", "naive-mutex", "semaphore", "election"}) {
+  // finds its own node (per-attempt id, or the exclusive node's ephemeral owner), adopts it and
+  // holds with exactly one node.
+  for (const RecipeInfo* r : correct_recipes()) {
+    SCOPED_TRACE(r->name);
+    Scenario s;
+    Party& a = s.join(r->name, mutex_like(*r));
+    Party& setup = s.join(r->name, mutex_like(*r));
+    s.acquire(setup);  // creates the directory, so a's next mutation is its contender create
+    s.run_for(kSettle);
+    s.release(setup);
+    s.run_for(kSettle);
+    s.inject(FaultKind::kLoseNextReply, 1);
+    s.acquire(a);
+    s.run_for(kSettle);
+    ASSERT_TRUE(a.acquired.done);
+    EXPECT_EQ(a.acquired.error, Error::kOk);
+    EXPECT_EQ(a.stats().ambiguous_creates, 1u);
+    EXPECT_EQ(a.stats().adopted, 1u);
+    EXPECT_GT(a.acquired.grant.fencing_token, setup.acquired.grant.fencing_token);
+    EXPECT_EQ(s.children().size(), 1u) << "no orphan";
+    s.release(a);
+    s.run_for(kSettle);
+    EXPECT_TRUE(s.children().empty());
+  }
+}
+
+TEST(AmbiguousCreate, LostCreateReplyWhileQueuedIsAdoptedNoOrphan) {
+  // S6: the same lost reply while another client holds: the client adopts its queued node,
+  // is granted after the holder's release, and no orphan is left.
+  for (const char* name : {"fair-mutex", "naive-mutex", "semaphore", "election"}) {
     SCOPED_TRACE(name);
     Scenario s;
     Party& a = s.join(name);
@@ -250,13 +278,13 @@ TEST(AmbiguousCreate, LostCreateReplyIsResolvedByAdoptingOurNode) {
     s.acquire(a);
     s.run_for(kSettle);
     EXPECT_EQ(a.stats().ambiguous_creates, 1u);
+    EXPECT_EQ(a.stats().adopted, 1u);
     EXPECT_EQ(s.children().size(), 2u) << "one node each, no orphan";
     s.release(b);
     s.run_for(kSettle);
     ASSERT_TRUE(a.acquired.done);
     EXPECT_EQ(a.acquired.error, Error::kOk);
     EXPECT_TRUE(a.holds());
-    EXPECT_EQ(a.stats().adopted, 1u);
     s.release(a);
     s.run_for(kSettle);
     EXPECT_TRUE(s.children().empty()) << "no orphan";
@@ -570,21 +598,6 @@ TEST(Release, DeleteWithALostReplyIsRetriedNeverForgotten) {
     EXPECT_EQ(s.children().size(), 1u);
   }
 }
-
-// Loses every request in flight at a connection loss (kAmbiguousOutcome = 0: "did not reach
-// the server"), otherwise seeded random.
-class LoseInFlight final : public sim::Strategy {
- public:
-  explicit LoseInFlight(uint64_t seed) : inner_(sim::make_random_strategy(seed)) {}
-  uint32_t choose(sim::ChoiceKind kind, uint32_t n) override {
-    if (kind == sim::ChoiceKind::kAmbiguousOutcome) return 0;
-    return inner_->choose(kind, n);
-  }
-  std::string name() const override { return "lose-in-flight"; }
-
- private:
-  std::unique_ptr<sim::Strategy> inner_;
-};
 
 TEST(Release, DeleteLostInFlightIsRetried) {
   // S5: the connection drops while the release's delete is in flight and the delete never

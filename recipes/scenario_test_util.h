@@ -77,6 +77,21 @@ class Scenario {
   bool rw_violation = false;  // a writer held together with anyone
 };
 
+// A strategy that loses every request in flight at a connection loss (kAmbiguousOutcome is
+// always 0: "did not reach the server"), and is otherwise seeded random.
+class LoseInFlight final : public sim::Strategy {
+ public:
+  explicit LoseInFlight(uint64_t seed) : inner_(sim::make_random_strategy(seed)) {}
+  uint32_t choose(sim::ChoiceKind kind, uint32_t n) override {
+    if (kind == sim::ChoiceKind::kAmbiguousOutcome) return 0;
+    return inner_->choose(kind, n);
+  }
+  std::string name() const override { return "lose-in-flight"; }
+
+ private:
+  std::unique_ptr<sim::Strategy> inner_;
+};
+
 // The herd figures of a scenario: notifications per delete of a node under `dir`.
 struct HerdFigures {
   uint32_t releases = 0;
