@@ -18,7 +18,10 @@ bool valid_path(std::string_view p) {
     if (end == std::string_view::npos) end = p.size();
     const std::string_view part = p.substr(start, end - start);
     if (part.empty() || part == "." || part == "..") return false;
-    if (part.find('\0') != std::string_view::npos) return false;
+    for (char ch : part) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (u <= 0x1f || u == 0x7f) return false;  // control characters, NUL included
+    }
     start = end + 1;
   }
   return true;

@@ -29,7 +29,7 @@
 namespace lockstep::sim {
 
 // ZooKeeper's PathUtils.validatePath: absolute, no trailing '/', no empty, "." or ".."
-// components, no NUL.
+// components, no control characters (NUL included).
 bool valid_path(std::string_view path);
 std::string_view parent_of(std::string_view path);  // "/" for "/a"
 std::string_view name_of(std::string_view path);    // "a" for "/x/a"

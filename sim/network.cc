@@ -33,6 +33,7 @@ Duration World::Impl::latency(uint32_t client_index) {
   const Duration span = opt_.latency_max - opt_.latency_min;
   Duration d = opt_.latency_min;
   if (buckets > 1) d = d + span * b / (buckets - 1);
+  if (client_index == 0) return d;  // between servers
   return d + client(client_index).extra_delay(now());
 }
 
