@@ -539,6 +539,11 @@ void ClientImpl::set_partitioned(bool on) {
   }
   disarm(ClientTimer::kDetect);
   w_.rearm_channels(index_);
+  if (state_ == SessionState::kConnecting && connecting_ == 0) {
+    // An attempt that was waiting on the dead network retries as soon as it heals.
+    disarm(ClientTimer::kConnectTimeout);
+    arm(ClientTimer::kReconnect, now());
+  }
 }
 
 void ClientImpl::crash() {

@@ -64,6 +64,24 @@ inline std::optional<zk::Result<zk::WatchEvent>> await_watch(World& w, Client& c
   return out;
 }
 
+// Takes the next session event of a subscription; empty if none arrived within `limit`.
+inline std::optional<zk::Result<zk::WatchEvent>> await_event(World& w, Client& c,
+                                                             zk::SessionEvents events,
+                                                             Duration limit = zk::seconds(60)) {
+  std::optional<zk::Result<zk::WatchEvent>> out;
+  bool done = false;
+  struct Flag {
+    static zk::Task<void> run(zk::SessionEvents events,
+                              std::optional<zk::Result<zk::WatchEvent>>* out, bool* done) {
+      out->emplace(co_await events.next());
+      *done = true;
+    }
+  };
+  c.spawn(Flag::run(std::move(events), &out, &done), "test-events");
+  run_while_empty(w, &done, limit);
+  return out;
+}
+
 // Steps until the client is connected (or the limit passes); returns whether it is.
 inline bool wait_connected(World& w, Client& c, Duration limit = zk::seconds(10)) {
   const Time end = w.now() + limit;

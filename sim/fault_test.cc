@@ -1,0 +1,466 @@
+// Every FaultKind provoked on purpose, with its client- and server-visible effects asserted.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/sim_test_util.h"
+#include "sim/world.h"
+
+namespace lockstep::sim {
+namespace {
+
+using testing::await_result;
+using testing::await_watch;
+using testing::wait_connected;
+using zk::CreateMode;
+using zk::Error;
+using zk::SessionState;
+
+WorldOptions quiet(uint64_t seed = 1) {
+  WorldOptions o;
+  o.seed = seed;
+  o.record_log = false;
+  return o;
+}
+
+Fault fault(FaultKind kind, Time at, uint32_t client, Duration duration = {}) {
+  Fault f;
+  f.kind = kind;
+  f.at = at;
+  f.client = client;
+  f.duration = duration;
+  return f;
+}
+
+// Steps until `pred` holds or `limit` of virtual time passed; returns pred().
+template <class Pred>
+bool run_until(World& w, Pred pred, Duration limit = zk::seconds(30)) {
+  const Time end = w.now() + limit;
+  while (!pred() && w.now() <= end && w.step()) {
+  }
+  return pred();
+}
+
+// kLoseNextReply on an ephemeral create: the client sees kConnectionLoss, and after the
+// reconnect the node exists, owned by the same session (the ambiguous create made certain).
+TEST(FaultTest, LostCreateReplyLeavesOwnedNode) {
+  World w(quiet());
+  Client& c = w.add_client();
+  ASSERT_TRUE(wait_connected(w, c));
+  const zk::SessionId id = c.id();
+  w.inject(fault(FaultKind::kLoseNextReply, w.now(), 1));
+  w.run_for(zk::microseconds(1));
+  auto r = await_result(w, c, c.create("/e", "", CreateMode::kEphemeral));
+  EXPECT_EQ(r->error, Error::kConnectionLoss);
+  ASSERT_TRUE(wait_connected(w, c));
+  EXPECT_EQ(c.id(), id);
+  auto st = await_result(w, c, c.exists("/e"));
+  ASSERT_TRUE(st->ok());
+  EXPECT_EQ(st->value.ephemeral_owner, id);
+}
+
+// kLoseNextReply on a delete: the client sees kConnectionLoss although the node is gone
+// (the lost delete reply).
+TEST(FaultTest, LostDeleteReply) {
+  World w(quiet());
+  Client& c = w.add_client();
+  ASSERT_TRUE(await_result(w, c, c.create("/d", "", CreateMode::kPersistent))->ok());
+  w.inject(fault(FaultKind::kLoseNextReply, w.now(), 1));
+  w.run_for(zk::microseconds(1));
+  EXPECT_EQ(await_result(w, c, c.remove("/d"))->error, Error::kConnectionLoss);
+  EXPECT_FALSE(w.node("/d").has_value());
+  ASSERT_TRUE(wait_connected(w, c));
+  EXPECT_EQ(await_result(w, c, c.exists("/d"))->error, Error::kNoNode);
+}
+
+// kConnectionLoss while a create is in flight: the client always sees kConnectionLoss, and
+// across seeds the create sometimes reached the server and sometimes did not.
+TEST(FaultTest, ConnectionLossOutcomeIsAmbiguous) {
+  int applied = 0, lost = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    World w(quiet(seed));
+    Client& c = w.add_client();
+    ASSERT_TRUE(wait_connected(w, c));
+    auto f = c.create("/x", "", CreateMode::kPersistent);
+    w.inject(fault(FaultKind::kConnectionLoss, w.now(), 1));
+    auto r = await_result(w, c, std::move(f));
+    EXPECT_EQ(r->error, Error::kConnectionLoss) << "seed " << seed;
+    ASSERT_TRUE(wait_connected(w, c));
+    (w.node("/x").has_value() ? applied : lost)++;
+  }
+  EXPECT_GT(applied, 0);
+  EXPECT_GT(lost, 0);
+}
+
+// After a connection loss the client reconnects with the same session; a watched node that
+// changed while it was disconnected fires on reconnect (SetWatches), and the watch saw the
+// kConnecting and kConnected session events first.
+TEST(FaultTest, ReconnectFiresWatchForChangeMissedWhileDisconnected) {
+  World w(quiet());
+  Client& a = w.add_client();
+  Client& b = w.add_client();
+  ASSERT_TRUE(await_result(w, b, b.create("/n", "", CreateMode::kPersistent))->ok());
+  zk::Watch watch;
+  ASSERT_TRUE(await_result(w, a, a.get_data("/n", &watch))->ok());
+  const zk::SessionId id = a.id();
+  w.inject(fault(FaultKind::kConnectionLoss, w.now(), 1));
+  w.run_for(zk::microseconds(1));
+  EXPECT_EQ(a.state(), SessionState::kConnecting);
+  ASSERT_TRUE(await_result(w, b, b.set_data("/n", "changed"))->ok());
+  auto e1 = await_watch(w, a, watch);
+  EXPECT_EQ(e1->value.state, SessionState::kConnecting);
+  ASSERT_TRUE(wait_connected(w, a));
+  EXPECT_EQ(a.id(), id);
+  ASSERT_TRUE(run_until(w, [&] { return watch.fired(); }));
+  auto e2 = await_watch(w, a, watch);
+  EXPECT_EQ(e2->value.type, zk::EventType::kDataChanged);
+}
+
+// Expiry (a partition longer than the timeout) deletes the session's ephemerals and fires
+// other sessions' watches but not the expired session's own; the client learns kExpired only
+// once the partition heals and it reaches a server.
+TEST(FaultTest, ExpiryAfterLongPartition) {
+  World w(quiet());
+  ClientOptions o;
+  o.session_timeout = zk::seconds(1);
+  Client& a = w.add_client(o);
+  Client& b = w.add_client();
+  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  zk::Watch mine, theirs;
+  ASSERT_TRUE(await_result(w, a, a.exists("/e", &mine))->ok());
+  ASSERT_TRUE(await_result(w, b, b.exists("/e", &theirs))->ok());
+  auto events = a.subscribe();
+  const zk::SessionId id = a.id();
+  w.inject(fault(FaultKind::kPartition, w.now(), 1, zk::seconds(3)));
+  w.run_for(zk::milliseconds(2500));
+  EXPECT_FALSE(w.session_alive(id));
+  EXPECT_FALSE(w.node("/e").has_value());
+  EXPECT_TRUE(theirs.fired());
+  EXPECT_FALSE(mine.fired());
+  EXPECT_EQ(a.state(), SessionState::kConnecting);  // not told yet
+  ASSERT_TRUE(run_until(w, [&] { return a.state() == SessionState::kExpired; }));
+  EXPECT_GE(w.now(), Time{} + zk::seconds(3));
+  EXPECT_FALSE(mine.fired());
+  EXPECT_TRUE(mine.dead());
+  EXPECT_EQ(await_result(w, a, a.exists("/"))->error, Error::kInvalidState);
+  std::vector<SessionState> seen;
+  while (!events.empty()) seen.push_back(testing::await_event(w, a, events)->value.state);
+  EXPECT_EQ(seen, (std::vector<SessionState>{SessionState::kConnecting, SessionState::kExpired}));
+}
+
+// A partition shorter than the client's read timeout is invisible except for delay: the
+// session and its watches survive and a change made meanwhile is notified after the heal.
+TEST(FaultTest, ShortPartitionKeepsSessionAndWatches) {
+  World w(quiet());
+  Client& a = w.add_client();
+  Client& b = w.add_client();
+  ASSERT_TRUE(await_result(w, b, b.create("/n", "", CreateMode::kPersistent))->ok());
+  zk::Watch watch;
+  ASSERT_TRUE(await_result(w, a, a.get_data("/n", &watch))->ok());
+  w.inject(fault(FaultKind::kPartition, w.now(), 1, zk::milliseconds(500)));
+  w.run_for(zk::microseconds(1));
+  ASSERT_TRUE(await_result(w, b, b.set_data("/n", "v"))->ok());
+  w.run_for(zk::milliseconds(100));
+  EXPECT_FALSE(watch.fired());  // held by the partition
+  ASSERT_TRUE(run_until(w, [&] { return watch.fired(); }));
+  EXPECT_GE(w.now(), Time{} + zk::milliseconds(500));
+  EXPECT_EQ(a.state(), SessionState::kConnected);
+  EXPECT_TRUE(w.session_alive(a.id()));
+}
+
+// A partition longer than the read timeout (2/3 of the session timeout) but healed before the
+// server expires the session: the client disconnects, reconnects with the same session, and
+// its watch on a node changed meanwhile fires through SetWatches.
+TEST(FaultTest, PartitionPastReadTimeoutReconnectsSameSession) {
+  World w(quiet());
+  ClientOptions o;
+  o.session_timeout = zk::seconds(2);
+  Client& a = w.add_client(o);
+  Client& b = w.add_client();
+  ASSERT_TRUE(await_result(w, b, b.create("/n", "", CreateMode::kPersistent))->ok());
+  ASSERT_TRUE(await_result(w, a, a.create("/mine", "", CreateMode::kEphemeral))->ok());
+  zk::Watch watch;
+  ASSERT_TRUE(await_result(w, a, a.get_data("/n", &watch))->ok());
+  const zk::SessionId id = a.id();
+  const Time start = w.now();
+  w.inject(fault(FaultKind::kPartition, start, 1, zk::milliseconds(1360)));
+  w.run_for(zk::microseconds(1));
+  ASSERT_TRUE(await_result(w, b, b.set_data("/n", "v"))->ok());
+  ASSERT_TRUE(run_until(w, [&] { return a.state() == SessionState::kConnecting; }));
+  EXPECT_GE(w.now(), start + zk::milliseconds(1333));
+  ASSERT_TRUE(wait_connected(w, a));
+  EXPECT_EQ(a.id(), id);
+  EXPECT_TRUE(w.node("/mine").has_value());
+  ASSERT_TRUE(run_until(w, [&] { return watch.fired(); }));
+}
+
+// kAbandonSession: the client declares its session expired at once while the server keeps it
+// (and its ephemerals) until the timeout runs out.
+TEST(FaultTest, AbandonedSessionOutlivesTheClientsView) {
+  World w(quiet());
+  Client& a = w.add_client();
+  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  const zk::SessionId id = a.id();
+  w.inject(fault(FaultKind::kAbandonSession, w.now(), 1));
+  w.run_for(zk::milliseconds(1));
+  EXPECT_EQ(a.state(), SessionState::kExpired);
+  EXPECT_TRUE(w.session_alive(id));
+  EXPECT_TRUE(w.node("/e").has_value());
+  w.run_for(zk::milliseconds(1200));
+  EXPECT_FALSE(w.session_alive(id));
+  EXPECT_FALSE(w.node("/e").has_value());
+  a.reopen();
+  ASSERT_TRUE(wait_connected(w, a));
+  EXPECT_NE(a.id(), id);
+}
+
+// local_session_expiry: a client disconnected for the session timeout declares kExpired on its
+// own timer, even though the server may still hold the session.
+TEST(FaultTest, LocalSessionExpiryOption) {
+  World w(quiet());
+  ClientOptions o;
+  o.local_session_expiry = true;
+  o.session_timeout = zk::seconds(1);
+  Client& a = w.add_client(o);
+  ASSERT_TRUE(wait_connected(w, a));
+  Fault restart;
+  restart.kind = FaultKind::kServerRestart;
+  restart.at = w.now();
+  restart.server = 1;
+  restart.duration = zk::seconds(5);
+  w.inject(restart);
+  w.run_for(zk::milliseconds(900));
+  EXPECT_EQ(a.state(), SessionState::kConnecting);
+  w.run_for(zk::milliseconds(200));
+  EXPECT_EQ(a.state(), SessionState::kExpired);
+  EXPECT_TRUE(w.session_alive(a.id()));  // frozen while the server is down
+}
+
+// A pause longer than the timeout: the server expires the session while the paused client
+// still believes it is connected; on resume it learns kExpired.
+TEST(FaultTest, PauseLongerThanTimeout) {
+  World w(quiet());
+  Client& a = w.add_client();
+  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  const zk::SessionId id = a.id();
+  w.inject(fault(FaultKind::kPause, w.now(), 1, zk::seconds(3)));
+  w.run_for(zk::seconds(2));
+  EXPECT_FALSE(w.session_alive(id));
+  EXPECT_FALSE(w.node("/e").has_value());
+  EXPECT_TRUE(a.paused());
+  EXPECT_EQ(a.state(), SessionState::kConnected);  // it believes
+  ASSERT_TRUE(run_until(w, [&] { return a.state() == SessionState::kExpired; }));
+  EXPECT_GE(w.now(), Time{} + zk::seconds(3));
+}
+
+// A paused client runs no code: its timers fire only after the pause.
+TEST(FaultTest, PauseDefersTheClientsEvents) {
+  World w(quiet());
+  Client& a = w.add_client();
+  ASSERT_TRUE(wait_connected(w, a));
+  const Time start = w.now();
+  auto sleep = a.context().sleep_for(zk::milliseconds(10));
+  w.inject(fault(FaultKind::kPause, start, 1, zk::milliseconds(200)));
+  auto r = await_result(w, a, std::move(sleep));
+  ASSERT_TRUE(r && r->ok());
+  EXPECT_GE(w.now(), start + zk::milliseconds(200));
+  EXPECT_TRUE(w.session_alive(a.id()));
+}
+
+// kDelay adds latency to every message of the client for its duration.
+TEST(FaultTest, DelayAddsLatency) {
+  World w(quiet());
+  Client& a = w.add_client();
+  ASSERT_TRUE(wait_connected(w, a));
+  Fault d = fault(FaultKind::kDelay, w.now(), 1, zk::seconds(1));
+  d.extra = zk::milliseconds(50);
+  w.inject(d);
+  w.run_for(zk::microseconds(1));
+  const Time start = w.now();
+  ASSERT_TRUE(await_result(w, a, a.exists("/"))->ok());
+  EXPECT_GE(w.now() - start, zk::milliseconds(100));
+  w.run_for(zk::seconds(1));
+  const Time later = w.now();
+  ASSERT_TRUE(await_result(w, a, a.exists("/"))->ok());
+  EXPECT_LT(w.now() - later, zk::milliseconds(2));
+}
+
+// A lagging follower serves stale reads to its clients until sync; a client's own writes are
+// visible to its later reads even on the lagging server.
+TEST(FaultTest, LaggingFollowerStaleReadsAndSync) {
+  WorldOptions wo = quiet();
+  wo.servers = 3;
+  World w(wo);
+  ClientOptions on1, on2;
+  on1.server = 1;
+  on2.server = 2;
+  Client& a = w.add_client(on1);
+  Client& b = w.add_client(on2);
+  ASSERT_TRUE(wait_connected(w, a) && wait_connected(w, b));
+  ASSERT_EQ(b.server(), 2u);
+  Fault lag;
+  lag.kind = FaultKind::kLaggingFollower;
+  lag.at = w.now();
+  lag.server = 2;
+  lag.duration = zk::seconds(10);
+  lag.extra = zk::seconds(1);
+  w.inject(lag);
+  w.run_for(zk::microseconds(1));
+  ASSERT_TRUE(await_result(w, a, a.create("/x", "", CreateMode::kPersistent))->ok());
+  EXPECT_EQ(await_result(w, b, b.exists("/x"))->error, Error::kNoNode);  // stale
+  EXPECT_FALSE(w.node_on(2, "/x").has_value());
+  ASSERT_TRUE(await_result(w, b, b.sync("/x"))->ok());
+  EXPECT_TRUE(await_result(w, b, b.exists("/x"))->ok());
+  ASSERT_TRUE(await_result(w, b, b.create("/y", "", CreateMode::kPersistent))->ok());
+  EXPECT_TRUE(await_result(w, b, b.exists("/y"))->ok());  // own write visible
+}
+
+// kServerRestart: clients are disconnected, no session expires while the server is down (even
+// a crashed client's), and timers restart from the restart: the crashed client's session ends
+// one timeout after the server is back, the live client keeps its session.
+TEST(FaultTest, ServerRestartDefersExpiry) {
+  World w(quiet());
+  Client& live = w.add_client();
+  Client& dead = w.add_client();
+  ASSERT_TRUE(await_result(w, live, live.create("/live", "", CreateMode::kEphemeral))->ok());
+  ASSERT_TRUE(await_result(w, dead, dead.create("/dead", "", CreateMode::kEphemeral))->ok());
+  const zk::SessionId live_id = live.id(), dead_id = dead.id();
+  const Time t0 = w.now();
+  w.inject(fault(FaultKind::kCrash, t0, 2));
+  Fault r;
+  r.kind = FaultKind::kServerRestart;
+  r.at = t0;
+  r.server = 1;
+  r.duration = zk::seconds(3);
+  w.inject(r);
+  w.run_for(zk::milliseconds(10));
+  EXPECT_EQ(live.state(), SessionState::kConnecting);
+  w.run_until(t0 + zk::milliseconds(2990));
+  EXPECT_TRUE(w.session_alive(dead_id));
+  w.run_until(t0 + zk::milliseconds(3500));
+  EXPECT_TRUE(w.session_alive(dead_id));
+  EXPECT_EQ(live.state(), SessionState::kConnected);
+  EXPECT_EQ(live.id(), live_id);
+  w.run_until(t0 + zk::milliseconds(4200));
+  EXPECT_FALSE(w.session_alive(dead_id));
+  EXPECT_FALSE(w.node("/dead").has_value());
+  EXPECT_TRUE(w.node("/live").has_value());
+}
+
+zk::Task<void> wait_for_node(zk::Session* s, Error* out) {
+  zk::Watch watch;
+  auto r = co_await s->exists("/never", &watch);
+  if (r.error != Error::kNoNode) co_return;
+  auto ev = co_await watch.wait();
+  *out = ev.error;
+}
+
+// kCancel cancels the named root task at its await point: the watch wait completes with
+// kCancelled.
+TEST(FaultTest, CancelAtAwaitPoint) {
+  World w(quiet());
+  Client& a = w.add_client();
+  Error got = Error::kOk;
+  zk::TaskHandle h = a.spawn(wait_for_node(&a, &got), "waiter");
+  w.run_for(zk::milliseconds(100));
+  EXPECT_FALSE(h.done());
+  Fault f = fault(FaultKind::kCancel, w.now(), 1);
+  f.name = "waiter";
+  w.inject(f);
+  w.run_for(zk::milliseconds(1));
+  EXPECT_TRUE(h.done());
+  EXPECT_EQ(got, Error::kCancelled);
+}
+
+// kForeignChild: an outside session creates a persistent node that the clients then see.
+TEST(FaultTest, ForeignChild) {
+  World w(quiet());
+  Client& a = w.add_client();
+  ASSERT_TRUE(await_result(w, a, a.create("/lock", "", CreateMode::kPersistent))->ok());
+  Fault f = fault(FaultKind::kForeignChild, w.now(), 0);
+  f.name = "/lock/foreign";
+  w.inject(f);
+  w.run_for(zk::milliseconds(1));
+  auto kids = await_result(w, a, a.get_children("/lock"));
+  EXPECT_EQ(kids->value.names, std::vector<std::string>{"foreign"});
+  EXPECT_FALSE(w.node("/lock/foreign")->stat.ephemeral_owner.valid());
+}
+
+// kCrash: the client never runs again and its ephemeral node disappears once the server
+// expires the session, between (timeout - ping interval) and (timeout + one tick) later.
+TEST(FaultTest, CrashedClientsEphemeralDisappearsAfterTimeout) {
+  World w(quiet());
+  Client& a = w.add_client();
+  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  const Time t0 = w.now();
+  w.inject(fault(FaultKind::kCrash, t0, 1));
+  w.run_until(t0 + zk::milliseconds(600));
+  EXPECT_TRUE(w.node("/e").has_value());
+  w.run_until(t0 + zk::milliseconds(1101));
+  EXPECT_FALSE(w.node("/e").has_value());
+  EXPECT_TRUE(a.crashed());
+}
+
+// kCloseSession: the session closes cleanly, its ephemerals go at once, later calls fail with
+// kInvalidState.
+TEST(FaultTest, CloseSession) {
+  World w(quiet());
+  Client& a = w.add_client();
+  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  const zk::SessionId id = a.id();
+  w.inject(fault(FaultKind::kCloseSession, w.now(), 1));
+  w.run_for(zk::milliseconds(5));
+  EXPECT_EQ(a.state(), SessionState::kClosed);
+  EXPECT_FALSE(w.session_alive(id));
+  EXPECT_FALSE(w.node("/e").has_value());
+  EXPECT_EQ(await_result(w, a, a.exists("/"))->error, Error::kInvalidState);
+}
+
+// kExpireSession: the server expires the session now; the client learns on its next contact.
+TEST(FaultTest, InjectedExpiry) {
+  World w(quiet());
+  Client& a = w.add_client();
+  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  w.inject(fault(FaultKind::kExpireSession, w.now(), 1));
+  w.run_for(zk::microseconds(1));
+  EXPECT_FALSE(w.node("/e").has_value());
+  ASSERT_TRUE(run_until(w, [&] { return a.state() == SessionState::kExpired; }));
+}
+
+// A request over the 1 MiB packet limit makes the server drop the connection: kConnectionLoss,
+// nothing created, and the session survives the reconnect.
+TEST(FaultTest, RequestOverPacketLimit) {
+  World w(quiet());
+  Client& a = w.add_client();
+  ASSERT_TRUE(wait_connected(w, a));
+  const zk::SessionId id = a.id();
+  auto r = await_result(w, a, a.create("/big", std::string(1100000, 'x'), CreateMode::kPersistent));
+  EXPECT_EQ(r->error, Error::kConnectionLoss);
+  ASSERT_TRUE(wait_connected(w, a));
+  EXPECT_EQ(a.id(), id);
+  EXPECT_FALSE(w.node("/big").has_value());
+  auto ok = await_result(w, a, a.create("/small", std::string(1000, 'x'), CreateMode::kPersistent));
+  EXPECT_TRUE(ok->ok());
+}
+
+// java_reply_limit: a get_children reply larger than the limit is lost with the connection;
+// without the option the same reply arrives.
+TEST(FaultTest, JavaReplyLimit) {
+  for (bool java : {false, true}) {
+    WorldOptions wo = quiet();
+    wo.java_reply_limit = java;
+    wo.packet_limit_bytes = 2000;
+    World w(wo);
+    Client& a = w.add_client();
+    ASSERT_TRUE(await_result(w, a, a.create("/p", "", CreateMode::kPersistent))->ok());
+    for (int i = 0; i < 100; ++i) {
+      ASSERT_TRUE(
+          await_result(w, a, a.create("/p/child-", "", CreateMode::kPersistentSequential))->ok());
+    }
+    auto kids = await_result(w, a, a.get_children("/p"));
+    EXPECT_EQ(kids->error, java ? Error::kConnectionLoss : Error::kOk);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::sim
