@@ -1,5 +1,6 @@
 // Conformance: the data tree — sequence numbers, child order, the error codes of the tree
 // rules, stat fields, zxid order, read-your-writes, sync and path validation (DESIGN §2).
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -162,6 +163,49 @@ TEST_P(ConformanceTest, SequenceCounterWrapsToNegativePastInt32Max) {
   const std::string root = backend().fresh_root();
   backend().set_sequence_counter(root, INT32_MAX);
   run(s, wrap_body(&s, root));
+}
+
+Task<void> colliding_sequence_body(Session* s, std::string root) {
+  // A plain create whose name looks like the next sequential one: it takes counter value 0,
+  // so the counter is 1 and the next "x-" create wants "x-0000000001", which exists.
+  CO_ASSERT_OK(co_await s->create(child_path(root, "x-0000000001"), "", CreateMode::kPersistent));
+  const std::string x = child_path(root, "x-");
+  EXPECT_EQ((co_await s->create(x, "", CreateMode::kPersistentSequential)).error,
+            Error::kNodeExists);
+  EXPECT_EQ((co_await s->create(x, "", CreateMode::kEphemeralSequential)).error, Error::kNodeExists)
+      << "the failed sequential create did not advance the counter, so it collides again";
+  auto y = co_await s->create(child_path(root, "y-"), "", CreateMode::kPersistentSequential);
+  CO_ASSERT_OK(y);
+  EXPECT_EQ(y.value.path, child_path(root, "y-0000000001"));
+  auto x2 = co_await s->create(x, "", CreateMode::kPersistentSequential);
+  CO_ASSERT_OK(x2);
+  EXPECT_EQ(x2.value.path, child_path(root, "x-0000000002"));
+}
+
+TEST_P(ConformanceTest, ASequentialNameThatExistsFailsWithNodeExistsAndIsNotSkipped) {
+  // A foreign child named like the next sequential node makes sequential creates with that
+  // prefix fail with kNodeExists (the counter stays put) until another create moves it on.
+  Session& s = open();
+  run(s, colliding_sequence_body(&s, backend().fresh_root()));
+}
+
+Task<void> server_root_body(Session* s) {
+  auto root = co_await s->exists("/");
+  CO_ASSERT_OK(root);
+  EXPECT_EQ((co_await s->create("/", "", CreateMode::kPersistent)).error, Error::kNodeExists);
+  CO_ASSERT_OK(co_await s->exists("/zookeeper"));
+  auto kids = co_await s->get_children("/");
+  CO_ASSERT_OK(kids);
+  EXPECT_EQ(std::count(kids.value.names.begin(), kids.value.names.end(), "zookeeper"), 1)
+      << "the server's own /zookeeper node is a child of /";
+  EXPECT_EQ(kids.value.stat.num_children, static_cast<int32_t>(kids.value.names.size()));
+}
+
+TEST_P(ConformanceTest, TheRootAndTheServersZookeeperNodeExist) {
+  // "/" exists (creating it fails with kNodeExists) and lists the server's own "zookeeper"
+  // child, which recipes listing "/" must tolerate.
+  Session& s = open();
+  run(s, server_root_body(&s));
 }
 
 // ---- children ----
@@ -362,6 +406,7 @@ Task<void> new_node_stat_body(Session* s, std::string root) {
   const std::string n = child_path(root, "n");
   auto made = co_await s->create(n, "hello", CreateMode::kPersistent);
   CO_ASSERT_OK(made);
+  EXPECT_EQ(made.value.path, n) << "a non-sequential create returns the requested path";
   const zk::Stat& st = made.value.stat;
   EXPECT_GT(st.czxid.value, 0);
   EXPECT_EQ(st.mzxid, st.czxid);

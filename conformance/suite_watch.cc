@@ -4,6 +4,7 @@
 // A watch is checked for "not fired" only after a barrier: a later request of the watching
 // session that observes the change, whose reply the server sends after any event it owed.
 #include <string>
+#include <vector>
 
 #include "conformance/suite.h"
 #include "conformance/suite_util.h"
@@ -253,13 +254,93 @@ Task<void> own_change_body(Session* s, std::string root) {
   auto e = co_await wait_event(w, s);
   CO_ASSERT_OK(e);
   EXPECT_EQ(e.value.type, EventType::kCreated);
+
+  Watch wd;
+  Watch wc;
+  CO_ASSERT_OK(co_await s->get_data(n, &wd));
+  CO_ASSERT_OK(co_await s->get_children(root, &wc));
+  CO_ASSERT_OK(co_await s->remove(n));
+  EXPECT_TRUE(wd.fired()) << "the deleter's own data watch fires before its delete's reply";
+  EXPECT_TRUE(wc.fired()) << "the deleter's own child watch fires before its delete's reply";
 }
 
 TEST_P(ConformanceTest, AWatchFiresForTheWatchingSessionsOwnChange) {
-  // A session arms a creation watch and then creates the node itself: the watch has fired by
-  // the time the create's reply resumes the session.
+  // A session arms a creation watch and then creates the node itself, then a child and a data
+  // watch and deletes the node: each watch has fired by the time the reply of the write that
+  // fired it resumes the session.
   Session& s = open();
   run(s, own_change_body(&s, backend().fresh_root()));
+}
+
+Task<void> many_watches_body(Session* a, Session* b, std::string root) {
+  const std::string n = child_path(root, "n");
+  CO_ASSERT_OK(co_await b->create(n, "same", CreateMode::kPersistent));
+  CO_ASSERT_TRUE(co_await catch_up(a, n));
+  Watch d1;
+  Watch d2;
+  Watch e1;
+  Watch other;  // on b: another session's watch on the same node
+  CO_ASSERT_OK(co_await a->get_data(n, &d1));
+  CO_ASSERT_OK(co_await a->get_data(n, &d2));
+  CO_ASSERT_OK(co_await a->exists(n, &e1));
+  CO_ASSERT_OK(co_await b->get_data(n, &other));
+  // The same bytes again: still a change (version 1) that fires every registration.
+  auto set = co_await b->set_data(n, "same");
+  CO_ASSERT_OK(set);
+  EXPECT_EQ(set.value.version, 1);
+  EXPECT_TRUE(other.fired()) << "b's own watch fires before its set's reply";
+  Watch* const all[] = {&d1, &d2, &e1, &other};
+  for (Watch* w : all) {
+    auto ev = co_await wait_event(*w, a);
+    CO_ASSERT_OK(ev);
+    EXPECT_EQ(ev.value.type, EventType::kDataChanged);
+    EXPECT_EQ(ev.value.path, n);
+  }
+}
+
+TEST_P(ConformanceTest, EveryRegistrationOnANodeFiresEvenForTheSameData) {
+  // Two get_data watches and an exists watch of one session and a get_data watch of another,
+  // all on one node; set_data with the same bytes bumps the version and fires all four.
+  Session& a = open();
+  Session& b = open();
+  run(a, many_watches_body(&a, &b, backend().fresh_root()));
+}
+
+Task<void> watch_across_disconnect_body(Session* a, Session* b, std::string root) {
+  const std::string n = child_path(root, "n");
+  CO_ASSERT_OK(co_await a->create(n, "", CreateMode::kPersistent));
+  Watch w;
+  CO_ASSERT_OK(co_await a->get_data(n, &w));
+  // The only disconnect the contract can provoke: a request over the packet limit.
+  const std::string big(1100 * 1000, 'x');
+  EXPECT_EQ((co_await a->create(child_path(root, "big"), big, CreateMode::kPersistent)).error,
+            Error::kConnectionLoss);
+  // The watch hears the disconnect and the reconnect as session events and stays armed.
+  std::vector<zk::SessionState> states;
+  for (int i = 0; i < 8; ++i) {
+    auto ev = co_await wait_event(w, a);
+    CO_ASSERT_OK(ev);
+    CO_ASSERT_TRUE(ev.value.type == EventType::kSession);
+    states.push_back(ev.value.state);
+    if (ev.value.state == zk::SessionState::kConnected) break;
+  }
+  CO_ASSERT_TRUE(!states.empty());
+  EXPECT_EQ(states.front(), zk::SessionState::kConnecting);
+  EXPECT_EQ(states.back(), zk::SessionState::kConnected);
+  EXPECT_FALSE(w.fired());
+  EXPECT_FALSE(w.dead());
+  CO_ASSERT_OK(co_await b->set_data(n, "changed"));
+  auto ev = co_await wait_event(w, a);
+  CO_ASSERT_OK(ev);
+  EXPECT_EQ(ev.value.type, EventType::kDataChanged) << "the watch survived the reconnect";
+}
+
+TEST_P(ConformanceTest, AWatchSurvivesADisconnectAndHearsItAsSessionEvents) {
+  // a's data watch is armed when a's connection drops (an oversized request): the watch
+  // reports kConnecting then kConnected, and still fires kDataChanged when b changes the node.
+  Session& a = open();
+  Session& b = open();
+  run(a, watch_across_disconnect_body(&a, &b, backend().fresh_root()));
 }
 
 Task<void> event_zxid_body(Session* a, Session* b, std::string root) {
