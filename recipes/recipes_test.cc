@@ -146,12 +146,7 @@ TEST(EveryCorrectRecipe, ContendersNeverHoldTogetherAndTokensIncrease) {
     Scenario s;
     std::vector<Party*> ps;
     for (int i = 0; i < 4; ++i) ps.push_back(&s.join(r->name, mutex_like(*r)));
-    s.run_for(milliseconds(50));  // connect
-    for (Party* p : ps) {
-      s.acquire(*p);
-      s.run_for(milliseconds(3));
-    }
-    s.run_for(kSettle);
+    s.queue_up(ps);
     int64_t last_token = 0;
     for (int i = 0; i < 4; ++i) {
       Party* holder = nullptr;
@@ -179,12 +174,7 @@ TEST(QueueRecipes, GrantInQueueOrder) {
     const RecipeInfo* r = find_recipe(name);
     std::vector<Party*> ps;
     for (int i = 0; i < 4; ++i) ps.push_back(&s.join(name, mutex_like(*r)));
-    s.run_for(milliseconds(50));
-    for (Party* p : ps) {
-      s.acquire(*p);
-      s.run_for(milliseconds(3));
-    }
-    s.run_for(kSettle);
+    s.queue_up(ps);
     drain_queue(s, 4);
     EXPECT_EQ(s.grant_order, (std::vector<std::string>{"c1", "c2", "c3", "c4"}));
     EXPECT_EQ(s.max_holders, 1);
@@ -196,12 +186,7 @@ TEST(FairMutex, WaitersWatchOnlyTheirPredecessor) {
   Scenario s;
   std::vector<Party*> ps;
   for (int i = 0; i < 6; ++i) ps.push_back(&s.join("fair-mutex"));
-  s.run_for(milliseconds(50));
-  for (Party* p : ps) {
-    s.acquire(*p);
-    s.run_for(milliseconds(3));
-  }
-  s.run_for(kSettle);
+  s.queue_up(ps);
   drain_queue(s, 6);
   const HerdFigures h = herd_under(s.world, "/locks/test");
   EXPECT_EQ(h.releases, 6u);
@@ -217,10 +202,7 @@ TEST(Crash, NextWaiterAcquiresAfterTheSessionTimeout) {
     Scenario s;
     Party& a = s.join(name);
     Party& b = s.join(name);
-    s.acquire(a);
-    s.run_for(kSettle);
-    s.acquire(b);
-    s.run_for(kSettle);
+    s.one_after_another(a, b);
     ASSERT_TRUE(a.holds());
     ASSERT_FALSE(b.acquired.done);
     const zk::Time crash_at = s.now();
@@ -432,10 +414,7 @@ TEST(Expiry, HolderLearnsItLostTheLockAndTheNextWaiterHolds) {
     Scenario s;
     Party& a = s.join(name);
     Party& b = s.join(name);
-    s.acquire(a);
-    s.run_for(kSettle);
-    s.acquire(b);
-    s.run_for(kSettle);
+    s.one_after_another(a, b);
     s.watch_lost(a);
     s.run_for(milliseconds(5));
     EXPECT_FALSE(a.lost.done);
@@ -457,10 +436,7 @@ TEST(Expiry, WaiterFailsWithSessionExpired) {
   Scenario s;
   Party& a = s.join("fair-mutex");
   Party& b = s.join("fair-mutex");
-  s.acquire(a);
-  s.run_for(kSettle);
-  s.acquire(b);
-  s.run_for(kSettle);
+  s.one_after_another(a, b);
   s.inject(FaultKind::kExpireSession, 2);
   s.run_for(zk::seconds(2));
   ASSERT_TRUE(b.acquired.done);
@@ -496,10 +472,7 @@ TEST(Disconnect, WaiterSurvivesConnectionLossAndIsGrantedAfterwards) {
   Scenario s;
   Party& a = s.join("fair-mutex");
   Party& b = s.join("fair-mutex");
-  s.acquire(a);
-  s.run_for(kSettle);
-  s.acquire(b);
-  s.run_for(kSettle);
+  s.one_after_another(a, b);
   s.inject(FaultKind::kConnectionLoss, 2);
   s.release(a);
   s.run_for(kSettle);
@@ -585,10 +558,7 @@ TEST(Release, DeleteWithALostReplyIsRetriedNeverForgotten) {
     Scenario s;
     Party& a = s.join(name);
     Party& b = s.join(name);
-    s.acquire(a);
-    s.run_for(kSettle);
-    s.acquire(b);
-    s.run_for(kSettle);
+    s.one_after_another(a, b);
     s.inject(FaultKind::kLoseNextReply, 1);
     s.release(a);
     s.run_for(kSettle);
@@ -606,10 +576,7 @@ TEST(Release, DeleteLostInFlightIsRetried) {
   Scenario s(o, std::make_unique<LoseInFlight>(o.seed));
   Party& a = s.join("fair-mutex");
   Party& b = s.join("fair-mutex");
-  s.acquire(a);
-  s.run_for(kSettle);
-  s.acquire(b);
-  s.run_for(kSettle);
+  s.one_after_another(a, b);
   s.release(a);
   s.run_for(zk::microseconds(50));
   s.inject(FaultKind::kConnectionLoss, 1);
@@ -624,19 +591,12 @@ TEST(ReadWrite, ReadersShareWritersExclude) {
   // S4: two readers hold together; a writer queued behind them waits for both; a reader queued
   // behind the writer waits for the writer.
   Scenario s;
-  LockOptions rd, wr;
-  rd.role = Role::kRead;
-  wr.role = Role::kWrite;
+  const LockOptions rd = with_role(Role::kRead), wr = with_role(Role::kWrite);
   Party& r1 = s.join("read-write", rd);
   Party& r2 = s.join("read-write", rd);
   Party& w = s.join("read-write", wr);
   Party& r3 = s.join("read-write", rd);
-  s.run_for(milliseconds(50));
-  for (Party* p : {&r1, &r2, &w, &r3}) {
-    s.acquire(*p);
-    s.run_for(milliseconds(3));
-  }
-  s.run_for(kSettle);
+  s.queue_up({&r1, &r2, &w, &r3});
   EXPECT_TRUE(r1.holds());
   EXPECT_TRUE(r2.holds());
   EXPECT_FALSE(w.holds());
@@ -657,19 +617,12 @@ TEST(ReadWrite, ReadersShareWritersExclude) {
 TEST(ReadWrite, ReaderWaitsOnlyForTheNearestEarlierWriter) {
   // S4: with W1 R1 W2 R2 queued, R2 watches W2 (not R1), and readers never block readers.
   Scenario s;
-  LockOptions rd, wr;
-  rd.role = Role::kRead;
-  wr.role = Role::kWrite;
+  const LockOptions rd = with_role(Role::kRead), wr = with_role(Role::kWrite);
   Party& w1 = s.join("read-write", wr);
   Party& r1 = s.join("read-write", rd);
   Party& w2 = s.join("read-write", wr);
   Party& r2 = s.join("read-write", rd);
-  s.run_for(milliseconds(50));
-  for (Party* p : {&w1, &r1, &w2, &r2}) {
-    s.acquire(*p);
-    s.run_for(milliseconds(3));
-  }
-  s.run_for(kSettle);
+  s.queue_up({&w1, &r1, &w2, &r2});
   EXPECT_TRUE(w1.holds());
   s.release(w1);
   s.run_for(kSettle);
@@ -695,12 +648,7 @@ TEST(Semaphore, AtMostNHoldersAndOutOfOrderReleasesHandLeasesOn) {
   o.max_leases = 2;
   std::vector<Party*> ps;
   for (int i = 0; i < 4; ++i) ps.push_back(&s.join("semaphore", o));
-  s.run_for(milliseconds(50));
-  for (Party* p : ps) {
-    s.acquire(*p);
-    s.run_for(milliseconds(3));
-  }
-  s.run_for(kSettle);
+  s.queue_up(ps);
   EXPECT_TRUE(ps[0]->holds());
   EXPECT_TRUE(ps[1]->holds());
   EXPECT_FALSE(ps[2]->holds());
@@ -745,12 +693,7 @@ TEST(Election, LeaderIsObservableStepsDownOnExpiryAndANewLeaderIsElected) {
   Scenario s;
   std::vector<Party*> ps;
   for (int i = 0; i < 3; ++i) ps.push_back(&s.join("election"));
-  s.run_for(milliseconds(50));
-  for (Party* p : ps) {
-    s.acquire(*p);
-    s.run_for(milliseconds(3));
-  }
-  s.run_for(kSettle);
+  s.queue_up(ps);
   EXPECT_TRUE(ps[0]->holds());
   std::string seen;
   ps[2]->client->spawn(ask_leader(dynamic_cast<ElectionCandidate*>(ps[2]->lock.get()), &seen),
@@ -788,12 +731,7 @@ TEST(SequenceWrap, FairMutexKeepsQueueOrderAcrossInt32Max) {
     s.world.set_sequence_counter("/locks/test", INT32_MAX - 1);
     std::vector<Party*> ps;
     for (int i = 0; i < 3; ++i) ps.push_back(&s.join(name, mutex_like(*r)));
-    s.run_for(milliseconds(50));
-    for (Party* p : ps) {
-      s.acquire(*p);
-      s.run_for(milliseconds(3));
-    }
-    s.run_for(kSettle);
+    s.queue_up(ps);
     drain_queue(s, 4);
     EXPECT_EQ(s.grant_order, (std::vector<std::string>{"c1", "c2", "c3", "c4"}));
     EXPECT_EQ(s.max_holders, 1);

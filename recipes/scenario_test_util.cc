@@ -82,6 +82,22 @@ void Scenario::cycle(Party& p, zk::Duration hold) {
   p.client->spawn(cycle_task(&p, hold, &grant_order), "cycle");
 }
 
+void Scenario::queue_up(const std::vector<Party*>& ps) {
+  run_for(zk::milliseconds(50));
+  for (Party* p : ps) {
+    acquire(*p);
+    run_for(zk::milliseconds(3));
+  }
+  run_for(zk::milliseconds(200));
+}
+
+void Scenario::one_after_another(Party& first, Party& second) {
+  acquire(first);
+  run_for(zk::milliseconds(200));
+  acquire(second);
+  run_for(zk::milliseconds(200));
+}
+
 void Scenario::run_for(zk::Duration d, zk::Duration slice) {
   const zk::Time end = world.now() + d;
   while (world.now() < end) {

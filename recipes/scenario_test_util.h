@@ -57,6 +57,10 @@ class Scenario {
   void acquire(Party& p, zk::Duration timeout = zk::Duration{-1});
   void release(Party& p);
   void watch_lost(Party& p);
+  // After 50 ms (connect), each party acquires in turn, 3 ms apart; then 200 ms pass.
+  void queue_up(const std::vector<Party*>& ps);
+  // `first` acquires, 200 ms pass, `second` acquires, 200 ms pass.
+  void one_after_another(Party& first, Party& second);
   // acquire, hold for `hold`, release: one task ("cycle").
   void cycle(Party& p, zk::Duration hold);
 
@@ -76,6 +80,12 @@ class Scenario {
   int max_holders = 0;
   bool rw_violation = false;  // a writer held together with anyone
 };
+
+inline LockOptions with_role(Role role) {
+  LockOptions o;
+  o.role = role;
+  return o;
+}
 
 // A strategy that loses every request in flight at a connection loss (kAmbiguousOutcome is
 // always 0: "did not reach the server"), and is otherwise seeded random.

@@ -113,10 +113,7 @@ TEST(Zoo, IgnoresExpiryHolderKeepsBelievingBesideTheNextHolder) {
   Scenario s;
   Party& a = s.join("broken/ignores-expiry");
   Party& b = s.join("broken/ignores-expiry");
-  s.acquire(a);
-  s.run_for(kSettle);
-  s.acquire(b);
-  s.run_for(kSettle);
+  s.one_after_another(a, b);
   s.watch_lost(a);
   s.inject(FaultKind::kExpireSession, 1);
   s.run_for(zk::seconds(2));
@@ -134,12 +131,7 @@ TEST(Zoo, WatchFirstWakesEveryWaiterOnEachRelease) {
     Scenario s;
     std::vector<Party*> ps;
     for (int i = 0; i < 6; ++i) ps.push_back(&s.join(name));
-    s.run_for(milliseconds(50));
-    for (Party* p : ps) {
-      s.acquire(*p);
-      s.run_for(milliseconds(3));
-    }
-    s.run_for(kSettle);
+    s.queue_up(ps);
     s.release(*ps[0]);
     s.run_for(kSettle);
     const HerdFigures h = herd_under(s.world, "/locks/test");
@@ -223,10 +215,7 @@ TEST(Zoo, SortByNameLetsALaterContenderHoldBesideTheHolder) {
   Scenario s;
   Party& c1 = s.join("broken/sort-by-name");
   Party& c2 = s.join("broken/sort-by-name");
-  s.acquire(c2);
-  s.run_for(kSettle);
-  s.acquire(c1);
-  s.run_for(kSettle);
+  s.one_after_another(c2, c1);
   EXPECT_TRUE(c2.holds());
   EXPECT_TRUE(c1.holds());
   EXPECT_EQ(s.max_holders, 2);
@@ -236,15 +225,10 @@ TEST(Zoo, RwSortByNameLetsAReaderHoldBesideTheWriter) {
   // broken/rw-sort-by-name: writer c2 holds; reader c1 queues later, sorts first by name and
   // holds together with the writer.
   Scenario s;
-  LockOptions rd, wr;
-  rd.role = Role::kRead;
-  wr.role = Role::kWrite;
+  const LockOptions rd = with_role(Role::kRead), wr = with_role(Role::kWrite);
   Party& r = s.join("broken/rw-sort-by-name", rd);
   Party& w = s.join("broken/rw-sort-by-name", wr);
-  s.acquire(w);
-  s.run_for(kSettle);
-  s.acquire(r);
-  s.run_for(kSettle);
+  s.one_after_another(w, r);
   EXPECT_TRUE(w.holds());
   EXPECT_TRUE(r.holds());
   EXPECT_TRUE(s.rw_violation);
@@ -263,10 +247,7 @@ TEST(Zoo, SortSignedBreaksAcrossTheSequenceWrap) {
     s.release(a);
     s.run_for(kSettle);
     s.world.set_sequence_counter("/locks/test", INT32_MAX);
-    s.acquire(a);
-    s.run_for(kSettle);
-    s.acquire(b);
-    s.run_for(kSettle);
+    s.one_after_another(a, b);
     EXPECT_EQ(a.acquired.grant.node.substr(a.acquired.grant.node.size() - 10), "2147483647");
     EXPECT_EQ(s.max_holders, std::string(name) == "fair-mutex" ? 1 : 2);
   }
@@ -275,15 +256,10 @@ TEST(Zoo, SortSignedBreaksAcrossTheSequenceWrap) {
 TEST(Zoo, ReaderIgnoresWritersHoldsBesideTheWriter) {
   // broken/reader-ignores-writers: a reader queued behind a holding writer holds at once.
   Scenario s;
-  LockOptions rd, wr;
-  rd.role = Role::kRead;
-  wr.role = Role::kWrite;
+  const LockOptions rd = with_role(Role::kRead), wr = with_role(Role::kWrite);
   Party& w = s.join("broken/reader-ignores-writers", wr);
   Party& r = s.join("broken/reader-ignores-writers", rd);
-  s.acquire(w);
-  s.run_for(kSettle);
-  s.acquire(r);
-  s.run_for(kSettle);
+  s.one_after_another(w, r);
   EXPECT_TRUE(w.holds());
   EXPECT_TRUE(r.holds());
   EXPECT_TRUE(s.rw_violation);
@@ -297,12 +273,7 @@ TEST(Zoo, SemaphoreWatchAheadSleepsWhileALeaseIsFree) {
   o.max_leases = 2;
   std::vector<Party*> ps;
   for (int i = 0; i < 4; ++i) ps.push_back(&s.join("broken/semaphore-watch-ahead", o));
-  s.run_for(milliseconds(50));
-  for (Party* p : ps) {
-    s.acquire(*p);
-    s.run_for(milliseconds(3));
-  }
-  s.run_for(kSettle);
+  s.queue_up(ps);
   ASSERT_TRUE(ps[0]->holds());
   ASSERT_TRUE(ps[1]->holds());
   s.release(*ps[1]);
@@ -320,10 +291,7 @@ TEST(Zoo, ReleaseForgetsNodeLeavesAnOrphanThatBlocksTheQueue) {
     Scenario s(o, std::make_unique<LoseInFlight>(o.seed));
     Party& a = s.join(name);
     Party& b = s.join(name);
-    s.acquire(a);
-    s.run_for(kSettle);
-    s.acquire(b);
-    s.run_for(kSettle);
+    s.one_after_another(a, b);
     s.release(a);
     s.run_for(zk::microseconds(50));
     s.inject(FaultKind::kConnectionLoss, 1);
