@@ -409,6 +409,39 @@ TEST_P(ConformanceTest, MalformedPathsFailWithBadArguments) {
   run(s, bad_paths_body(&s, backend().fresh_root()));
 }
 
+Task<void> unicode_body(Session* s, std::string root) {
+  // Measured with the C client against Debian's 3.8.0 server. The server checks the name as a
+  // Java string: C1 controls (U+0080..U+009F), U+D800..U+F8FF (surrogates and private use; an
+  // emoji is a surrogate pair in Java), U+FFF0..U+FFFF and bytes that are not UTF-8 (decoded
+  // as U+FFFD) are refused; other UTF-8 and dots inside a name are fine.
+  const std::vector<std::string> accepted = {"\xc5\x82", "\xc3\xa9", "\xe4\xb8\xad", "\xc2\xa0",
+                                             "...",      ".a",       "a b"};
+  const std::vector<std::string> refused = {"\xc2\x80",         "\xc2\x9f",     "\xef\xbf\xb0",
+                                            "\xef\xbf\xbf",     "\xee\x80\x80", "\xed\xa0\x80",
+                                            "\xf0\x9f\x98\x80", "\x80",         "\xff"};
+  for (const std::string& name : refused) {
+    EXPECT_EQ((co_await s->create(child_path(root, name), "", CreateMode::kPersistent)).error,
+              Error::kBadArguments)
+        << "name bytes " << ::testing::PrintToString(name);
+  }
+  for (const std::string& name : accepted) {
+    EXPECT_EQ((co_await s->create(child_path(root, name), "", CreateMode::kPersistent)).error,
+              Error::kOk)
+        << "name bytes " << ::testing::PrintToString(name);
+  }
+  auto kids = co_await s->get_children(root);
+  CO_ASSERT_OK(kids);
+  EXPECT_EQ(sorted(kids.value.names), sorted(accepted)) << "names come back byte for byte";
+}
+
+TEST_P(ConformanceTest, NonAsciiNamesFollowTheServersCharacterRules) {
+  // UTF-8 names such as "ł", "é", "中" and names with dots are created and listed byte for
+  // byte; C1 controls, private-use and surrogate code points, U+FFF0..U+FFFF, emoji and
+  // non-UTF-8 bytes are refused with kBadArguments.
+  Session& s = open();
+  run(s, unicode_body(&s, backend().fresh_root()));
+}
+
 // ---- stat ----
 
 Task<void> new_node_stat_body(Session* s, std::string root) {
