@@ -19,9 +19,12 @@ ExclusiveLock::ExclusiveLock(zk::Session& session, LockOptions options, std::str
     : LockBase(session, std::move(options), std::move(recipe_name)), seed001_(seed001_as_written) {}
 
 zk::Task<zk::Result<Held>> ExclusiveLock::attempt(zk::Time deadline) {
-  zk::Status d = co_await ensure_dir(deadline);
-  if (!d.ok()) co_return fail(d.error);
-  if (seed001_) co_return co_await attempt_seed001(deadline);
+  if (seed001_) {
+    // The seed's namespace node is created up front, as the post's code does.
+    zk::Status d = co_await ensure_dir(deadline);
+    if (!d.ok()) co_return fail(d.error);
+    co_return co_await attempt_seed001(deadline);
+  }
   co_return co_await attempt_correct(deadline);
 }
 

@@ -41,9 +41,8 @@ std::vector<std::string> QueueLock::markers() const {
 // ---- one attempt -------------------------------------------------------------------------------
 
 zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
-  zk::Status dir_ok = co_await ensure_dir(deadline);
-  if (!dir_ok.ok()) co_return fail<Held>(dir_ok.error);
-
+  // No directory check up front: the create answers kNoNode when the directory is missing,
+  // and only then is it created (one request less per acquire).
   std::optional<Node> mine;
   zk::Watch watch;      // the watch we wait on; reused while still armed
   std::string watched;  // its path ("" for the child list)
