@@ -254,3 +254,87 @@ TEST(RealFaults, EnsembleLeaderKillKeepsSessions) {
 
 }  // namespace
 }  // namespace lockstep::real
+
+namespace lockstep::real {
+namespace {
+
+// Reference behaviour of the C client that the contract's error list does not mention: a
+// request pending when the CLIENT's own timer declares the connection dead (nothing heard for
+// 2/3 of the session timeout) completes with ZOPERATIONTIMEOUT, not ZCONNECTIONLOSS (which is
+// what a connection closed by the other side gives). Provoked by black-holing the proxy.
+TEST(RealCClientReference, PendingRequestFailsWithOperationTimeoutWhenTheClientTimesOut) {
+  auto cluster = testing::start_cluster(1);
+  ASSERT_TRUE(cluster);
+  auto proxy = start_proxy(cluster->client_port(1));
+  ASSERT_TRUE(proxy);
+  EventLoop loop;
+  RealSession s(loop, options_for(proxy->address(), zk::seconds(1)));
+  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
+  proxy->set_blackhole(true);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = get(loop, s, s.exists("/"));
+  std::printf("[measure] black-holed request failed after %lld ms (1 s session)\n", ms_since(t0));
+  EXPECT_EQ(r.error, Error::kOperationTimeout);
+  EXPECT_TRUE(zk::is_ambiguous(r.error));
+  EXPECT_EQ(s.state(), SessionState::kConnecting);
+  proxy->set_blackhole(false);
+  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
+}
+
+// A request still in flight when the session is closed completes with ZCLOSING although the
+// server may have applied it: zk::is_ambiguous() does not list kClosing. Provoked by a create
+// followed at once by close().
+TEST(RealCClientReference, RequestInFlightAtCloseFailsWithClosingYetMayBeApplied) {
+  auto cluster = testing::start_cluster(1);
+  ASSERT_TRUE(cluster);
+  EventLoop loop;
+  RealSession s(loop, options_for(cluster->connect_string()));
+  RealSession other(loop, options_for(cluster->connect_string()));
+  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
+  ASSERT_TRUE(wait_state(loop, other, SessionState::kConnected));
+  auto created = s.create("/inflight", "", CreateMode::kPersistent);
+  auto closed = s.close();
+  EXPECT_EQ(get(loop, s, std::move(created)).error, Error::kClosing);
+  EXPECT_EQ(get(loop, s, std::move(closed)).error, Error::kOk);
+  const Error after = get(loop, other, other.exists("/inflight")).error;
+  std::printf("[observe] create in flight at close: node %s afterwards\n",
+              after == Error::kOk ? "exists" : "does not exist");
+  EXPECT_TRUE(after == Error::kOk || after == Error::kNoNode);
+}
+
+// A request issued while the only server is down fails with kConnectionLoss at the client's
+// next failed connection attempt (it is not kept until a server comes back).
+TEST(RealCClientReference, RequestWhileTheServerIsDownFailsWithConnectionLoss) {
+  auto cluster = testing::start_cluster(1);
+  ASSERT_TRUE(cluster);
+  EventLoop loop;
+  RealSession s(loop, options_for(cluster->connect_string(), zk::seconds(2)));
+  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
+  cluster->kill(1);
+  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnecting));
+  EXPECT_EQ(get(loop, s, s.exists("/")).error, Error::kConnectionLoss);
+}
+
+// A request issued while the client is reconnecting (its TCP connect is pending) is queued
+// and sent once the session is re-established: it succeeds.
+TEST(RealCClientReference, RequestWhileReconnectingIsQueuedUntilConnected) {
+  auto cluster = testing::start_cluster(1);
+  ASSERT_TRUE(cluster);
+  auto proxy = start_proxy(cluster->client_port(1));
+  ASSERT_TRUE(proxy);
+  EventLoop loop;
+  RealSession s(loop, options_for(proxy->address()));
+  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
+  proxy->set_blackhole(true);
+  proxy->cut();
+  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnecting));
+  auto f = s.exists("/");
+  loop.run_for(zk::milliseconds(100));
+  EXPECT_FALSE(f.is_ready());
+  proxy->set_blackhole(false);
+  EXPECT_EQ(get(loop, s, std::move(f)).error, Error::kOk);
+  EXPECT_EQ(s.state(), SessionState::kConnected);
+}
+
+}  // namespace
+}  // namespace lockstep::real
