@@ -83,8 +83,15 @@ Verdict check_fifo(const History& h);
 Verdict check_liveness(const History& h, zk::Time heal_at, zk::Duration bound,
                        const TreeSnapshot& tree);
 Verdict check_no_orphans(const History& h, const TreeSnapshot& tree);
-Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lock_dir);
+// A waiter that gives up (timeout, cancellation, a dead session) cannot take back the watch it
+// set on its predecessor (ZooKeeper 3.8 has no watch removal in the recipes' API), so a later
+// delete of that node also notifies it. The bound is therefore 1 + the number of clients whose
+// acquire failed in `h`; a recipe that watches the wrong node still exceeds it.
+Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lock_dir,
+                        const History& h);
 Verdict check_reentrancy(const History& h);
+// A probe taken while the session was disconnected is not judged (the node cannot be deleted
+// before the session reconnects; no-orphans and liveness judge whether it was, later).
 Verdict check_timeout_cleanup(const History& h);
 
 }  // namespace lockstep::properties

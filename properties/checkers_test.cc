@@ -264,13 +264,26 @@ TEST(NoOrphans, FinishedClientsNodeIsOrphan) {
 // One notification per release under the lock passes; three fail; deletes elsewhere are
 // ignored.
 TEST(HerdFree, CountsOnlyLockDeletes) {
+  const History none;
   std::vector<HerdSample> herd{{zk::Zxid{5}, "/l/lock-0000000001", 1, 2},
                                {zk::Zxid{6}, "/other/x", 4, 4}};
-  EXPECT_TRUE(check_herd_free(herd, "/l").ok);
+  EXPECT_TRUE(check_herd_free(herd, "/l", none).ok);
   herd.push_back({zk::Zxid{7}, "/l/lock-0000000002", 3, 6});
-  const Verdict v = check_herd_free(herd, "/l");
+  const Verdict v = check_herd_free(herd, "/l", none);
   ASSERT_FALSE(v.ok);
   EXPECT_NE(v.message.find("3 watch notifications"), std::string::npos) << v.message;
+}
+
+// A client that gave up its wait leaves a stale watch: one extra notification per such client
+// is allowed, and more still fail.
+TEST(HerdFree, StaleWatchesOfAbandonedWaitersAreAllowed) {
+  Builder b;
+  b.add(1, Type::kInvoke, Op::kAcquire);
+  b.fail(1, Op::kAcquire, zk::Error::kOperationTimeout);
+  std::vector<HerdSample> herd{{zk::Zxid{5}, "/l/lock-0000000001", 2, 1}};
+  EXPECT_TRUE(check_herd_free(herd, "/l", b.h).ok);
+  herd.push_back({zk::Zxid{7}, "/l/lock-0000000002", 3, 3});
+  EXPECT_FALSE(check_herd_free(herd, "/l", b.h).ok);
 }
 
 // Correct hold counts and owner-only release pass; an inner release that drops the lock, a
@@ -318,6 +331,15 @@ TEST(TimeoutCleanup, ProbeMustBeEmpty) {
   const Verdict v = check_timeout_cleanup(left.h);
   ASSERT_FALSE(v.ok);
   EXPECT_EQ(v.events, (std::vector<uint64_t>{failed, probe}));
+
+  Builder offline;
+  offline.add(1, Type::kInvoke, Op::kAcquire);
+  offline.fail(1, Op::kAcquire, zk::Error::kOperationTimeout);
+  Event p = offline.make(1, Type::kInfo, Op::kProbe);
+  p.text = "/l/lock-0000000004";
+  p.error = zk::Error::kConnectionLoss;  // disconnected: judged later by no-orphans
+  offline.h.add(std::move(p));
+  EXPECT_TRUE(check_timeout_cleanup(offline.h).ok);
 
   Builder state;
   state.add(1, Type::kInvoke, Op::kAcquire);

@@ -38,7 +38,9 @@ enum class Op : uint8_t {
   kEnter,         // the protected resource: ok = token accepted, fail = token rejected
   kLeave,         // the protected resource, as kEnter
   kLost,          // info: the lock reported kSuspended or kLost (state) to its holder
-  kProbe,         // info: the nodes the session owns under the lock after a failed acquire
+  kProbe,         // info: the nodes the session owns under the lock after a failed acquire;
+                  // error = kConnectionLoss when the session was not connected (it could not
+                  // have deleted them yet)
   kReopen,        // info: the client replaced its dead session by a new one
   kGiveUp,        // info: the client stops for good (it is no longer a waiter)
   kDone,          // info: the client finished all its rounds

@@ -1,0 +1,92 @@
+// lockstep properties: the `lockstep check` engine.
+//
+// check_main() runs every recipe and broken variant of the registry (or those named with
+// --recipe) through the property suite in the simulator, seed after seed, and prints a table
+// (recipe x property: pass, not judged, or the first violating seed), or with --json one object
+// {results: [...], seeds_per_second}. A correct recipe must pass every property it claims; a
+// broken variant must be caught by the property properties/claims.h expects of it (the search
+// for a broken variant stops at the first seed that catches it). Every violation prints the
+// command that reproduces it: `./lockstep check --recipe NAME --seed S`, which prints the
+// scenario, the verdicts and the history around the violation.
+//
+// Flags: --recipe NAME (repeatable), --seeds N (default 100), --seed S (just that seed),
+// --faults LIST (comma-separated fault names, see scenario.h; restricts every recipe's fault
+// plans), --jobs N (recipes are split over N forked worker processes; 1 = in this process),
+// --json, --log (with --seed: also print the simulator's event log), --help.
+// Exit status: 0 when every recipe behaved as expected, 1 when a correct recipe failed or a
+// broken variant was not caught, 2 for a usage error (unknown flag or recipe, bad number).
+//
+// The engine itself is deterministic and single-threaded; the wall clock (for seeds per second)
+// and fork() live in properties/check_host.cc, outside the deterministic core. `interactive`
+// (the CLI passes isatty(stdout)) turns on a progress line on `err`.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "properties/checkers.h"
+#include "recipes/registry.h"
+#include "sim/world.h"
+
+namespace lockstep::properties {
+
+struct CheckOptions {
+  std::vector<std::string> recipes;  // empty: the whole registry
+  uint64_t seeds = 100;
+  std::optional<uint64_t> seed;     // only this seed, with a full report
+  std::set<sim::FaultKind> faults;  // empty: each recipe's own fault kinds
+  uint32_t jobs = 1;
+  bool json = false;
+  bool event_log = false;
+  bool interactive = false;
+};
+
+// The outcome for one property of one recipe over the seeds run.
+struct PropertyResult {
+  uint64_t judged = 0;           // seeds in which it was judged
+  std::optional<uint64_t> seed;  // first violating seed
+  std::string message;           // that violation's message
+};
+
+struct RecipeResult {
+  std::string recipe;
+  recipes::Expected expected = recipes::Expected::kCorrect;
+  std::optional<Property> must_violate;
+  PropertyResult properties[kPropertyCount];
+  uint64_t seeds_run = 0;
+  uint64_t requests = 0;  // simulated requests over all seeds
+
+  bool violated() const;
+  std::optional<uint64_t> first_failing_seed() const;
+  // Correct and clean, or broken and caught by its expected property (any, if none declared).
+  bool as_expected() const;
+};
+
+// Parses the flags (argv[0] is the command's own name and is skipped). On a usage error writes
+// it to `err` and returns nullopt.
+std::optional<CheckOptions> parse_check_args(int argc, char** argv, std::ostream& err);
+
+// A result with the recipe's identity (name, expected, must_violate) and no seeds run.
+RecipeResult empty_result(const recipes::RecipeInfo& recipe);
+
+// Runs one recipe over the seeds. Deterministic.
+RecipeResult check_recipe(const recipes::RecipeInfo& recipe, const CheckOptions& o,
+                          std::ostream* progress);
+
+int check_main(int argc, char** argv, std::ostream& out, std::ostream& err,
+               bool interactive = false);
+
+// ---- check_host.cc: the non-deterministic host side ----
+// Seconds on a monotonic host clock (only for the seeds-per-second report).
+double host_seconds();
+// Runs check_recipe for each recipe in `todo` over `jobs` forked workers and returns the
+// results in `todo`'s order. Falls back to running in this process when jobs <= 1 or fork
+// fails.
+std::vector<RecipeResult> check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo,
+                                               const CheckOptions& o, std::ostream* progress);
+
+}  // namespace lockstep::properties

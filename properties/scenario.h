@@ -1,0 +1,95 @@
+// lockstep properties: a scenario (a workload plus a fault plan, as data) and the simulator
+// driver that runs it.
+//
+// A Scenario is a plain value: the world's seed, the workload's shape, and a fault plan of
+// sim::Fault values that all take effect and end before `heal_at` (the fault phase); after it
+// comes the heal phase, in which liveness is judged. generate_scenario() derives one from a
+// seed with the project's PRNG (the `lockstep check` path: a seed alone reproduces it);
+// properties/rc_gen.h derives them with RapidCheck so failures shrink.
+//
+// run_in_sim() builds a fresh sim::World, runs the workload (properties/workload.h) through the
+// fault phase and the heal phase until every client finished or `run_limit`, lets the world
+// settle for two session timeouts (so abandoned and crashed sessions expire), and returns the
+// history, the final tree under the lock and the herd counters. Same recipe, same scenario =>
+// same history and same event-log hash. Single-threaded; no clocks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "properties/checkers.h"
+#include "properties/history.h"
+#include "properties/workload.h"
+#include "recipes/registry.h"
+#include "sim/world.h"
+
+namespace lockstep::properties {
+
+struct Scenario {
+  uint64_t seed = 1;
+  WorkloadOptions workload;
+  uint32_t servers = 1;
+  zk::Duration session_timeout = zk::milliseconds(400);
+  bool local_session_expiry = false;
+  // When set, the lock directory's sequence counter starts here (to cross the signed wrap).
+  std::optional<int32_t> sequence_start;
+  // Every fault's time, heal_at and run_limit count from the workload's start (the driver
+  // first creates the lock directory, then shifts them by the time that took).
+  std::vector<sim::Fault> faults;  // every one ends before heal_at
+  zk::Time heal_at;
+  zk::Duration liveness_bound = zk::seconds(2);
+  zk::Duration run_limit = zk::seconds(30);  // virtual; the run stops there at the latest
+};
+
+// One line per field and fault, for reproduction reports.
+std::string describe(const Scenario& s);
+
+// The fault kinds, by the names the CLI accepts ("connection-loss", "lost-reply", "expire",
+// "abandon", "pause", "partition", "delay", "lagging-follower", "server-restart", "cancel",
+// "foreign-child", "crash", "close").
+constexpr int kFaultKindCount = 13;
+const char* fault_name(sim::FaultKind k);
+bool parse_fault_name(std::string_view name, sim::FaultKind* out);
+std::vector<sim::FaultKind> all_fault_kinds();
+
+struct GenerateOptions {
+  recipes::Kind kind = recipes::Kind::kMutex;
+  std::set<sim::FaultKind> faults;  // kinds a scenario may draw from (swarm: a random subset)
+  std::set<sim::FaultKind> focus;   // kinds drawn more often and always enabled when allowed
+  bool reentrant = false;           // the recipe is re-entrant: exercise it
+  bool force_timeouts = false;      // every scenario uses timed acquires
+  uint32_t wrap_percent = 10;       // scenarios that start the sequence near the signed wrap
+  bool ensemble = true;             // may use 3 servers (always with lagging-follower)
+  uint32_t min_clients = 2;
+  uint32_t max_clients = 5;
+  uint32_t max_rounds = 8;
+};
+
+// A scenario derived from `seed` alone (and the options): clients, rounds, timing, and a
+// swarm-style fault plan (each allowed kind enabled with probability 1/2, with a skewed count).
+Scenario generate_scenario(uint64_t seed, const GenerateOptions& options);
+
+// Derives heal_at, liveness_bound and run_limit from the workload and the faults.
+void finish_scenario(Scenario* s);
+
+struct RunResult {
+  History history;
+  TreeSnapshot tree;
+  std::vector<HerdSample> herd;
+  uint64_t log_hash = 0;
+  uint64_t sim_events = 0;
+  uint64_t requests = 0;
+  zk::Time start;    // when the workload started (after the lock directory was made)
+  zk::Time heal_at;  // Scenario::heal_at, in the world's time
+  zk::Time end;
+  bool finished = false;  // every client finished before run_limit
+  std::string event_log;  // the simulator's text log, when asked for
+};
+
+RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s,
+                     bool keep_event_log = false);
+
+}  // namespace lockstep::properties

@@ -1,0 +1,90 @@
+#include "properties/suite.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace lockstep::properties {
+
+const Verdict* SeedOutcome::first_violation() const {
+  for (const Verdict& v : verdicts) {
+    if (!v.ok) return &v;
+  }
+  return nullptr;
+}
+
+const Verdict* SeedOutcome::verdict(Property p) const {
+  for (const Verdict& v : verdicts) {
+    if (v.property == p) return &v;
+  }
+  return nullptr;
+}
+
+std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& claims,
+                           const Scenario& s, const RunResult& run) {
+  std::vector<Verdict> out;
+  for (int i = 0; i < kPropertyCount; ++i) {
+    const auto p = static_cast<Property>(i);
+    if (!judged(p, claims, s)) continue;
+    switch (p) {
+      case Property::kMutualExclusion:
+        out.push_back(check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases));
+        break;
+      case Property::kFencedSafety: out.push_back(check_fenced_safety(run.history)); break;
+      case Property::kFifo: out.push_back(check_fifo(run.history)); break;
+      case Property::kLiveness:
+        out.push_back(check_liveness(run.history, run.heal_at, s.liveness_bound, run.tree));
+        break;
+      case Property::kNoOrphans: out.push_back(check_no_orphans(run.history, run.tree)); break;
+      case Property::kHerdFree:
+        out.push_back(check_herd_free(run.herd, s.workload.lock_path, run.history));
+        break;
+      case Property::kReentrancy: out.push_back(check_reentrancy(run.history)); break;
+      case Property::kTimeoutCleanup: out.push_back(check_timeout_cleanup(run.history)); break;
+    }
+  }
+  return out;
+}
+
+SeedOutcome run_scenario(const recipes::RecipeInfo& recipe, const Claims& claims, Scenario s,
+                         bool keep_event_log) {
+  SeedOutcome o;
+  o.scenario = std::move(s);
+  o.run = run_in_sim(recipe.make, o.scenario, keep_event_log);
+  o.verdicts = judge(recipe, claims, o.scenario, o.run);
+  return o;
+}
+
+SeedOutcome run_seed(const recipes::RecipeInfo& recipe, const Claims& claims, uint64_t seed,
+                     const std::set<sim::FaultKind>& allowed, bool keep_event_log) {
+  return run_scenario(recipe, claims,
+                      generate_scenario(seed, generate_options(recipe, claims, allowed)),
+                      keep_event_log);
+}
+
+std::string report(const recipes::RecipeInfo& recipe, const SeedOutcome& o) {
+  std::string out = "recipe " + recipe.name + " (" + recipes::to_string(recipe.expected) +
+                    ")\nscenario " + describe(o.scenario) + "\n";
+  out += "run: " + std::to_string(o.run.history.size()) + " history events, " +
+         std::to_string(o.run.sim_events) + " simulator events, " + std::to_string(o.run.requests) +
+         " requests, ended " + format_time(o.run.end) +
+         (o.run.finished ? "" : " (clients unfinished at the limit)") + "\n";
+  for (const Verdict& v : o.verdicts) {
+    out += std::string("  ") + to_string(v.property) + ": " + (v.ok ? "pass" : "VIOLATED") + "\n";
+  }
+  const Verdict* bad = o.first_violation();
+  if (bad == nullptr) return out;
+  out += "\n" + std::string(to_string(bad->property)) + " violated: " + bad->message + "\n";
+  if (!bad->events.empty()) {
+    // The named events, with the events of the same clients around them.
+    const uint64_t first = bad->events.front() >= 8 ? bad->events.front() - 8 : 0;
+    const uint64_t last = std::min<uint64_t>(bad->events.back() + 4, o.run.history.size() - 1);
+    out += "history #" + std::to_string(first) + "..#" + std::to_string(last) + ":\n";
+    for (uint64_t i = first; i <= last; ++i) {
+      const bool named = std::find(bad->events.begin(), bad->events.end(), i) != bad->events.end();
+      out += (named ? "  >> " : "     ") + describe(o.run.history[i]) + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace lockstep::properties

@@ -1,0 +1,264 @@
+#include "properties/workload.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace lockstep::properties {
+
+using recipes::Lock;
+using recipes::Role;
+
+bool ProtectedResource::use(Op op, zk::Time at, uint32_t client, zk::SessionId session,
+                            int64_t token) {
+  const bool accepted = !fenced_ || token >= max_accepted_;
+  Event e;
+  e.at = at;
+  e.client = client;
+  e.session = session;
+  e.type = accepted ? Type::kOk : Type::kFail;
+  e.op = op;
+  e.token = token;
+  if (!accepted) e.text = "stale: highest accepted " + std::to_string(max_accepted_);
+  history_->add(std::move(e));
+  if (accepted) max_accepted_ = std::max(max_accepted_, token);
+  return accepted;
+}
+
+bool ProtectedResource::enter(zk::Time at, uint32_t client, zk::SessionId session, int64_t token) {
+  return use(Op::kEnter, at, client, session, token);
+}
+
+bool ProtectedResource::leave(zk::Time at, uint32_t client, zk::SessionId session, int64_t token) {
+  return use(Op::kLeave, at, client, session, token);
+}
+
+struct Workload::ClientState {
+  uint32_t index = 0;
+  std::unique_ptr<Lock> lock;
+  std::vector<std::unique_ptr<Lock>> retired;  // kept until ~Workload (tasks may point in)
+  zk::TaskHandle main;
+  zk::TaskHandle watcher;
+  uint64_t generation = 0;  // fresh grants so far; a watcher of an older grant does nothing
+  bool believing = false;   // between a fresh grant and its last release (or the loss)
+  bool lost = false;        // the current grant was reported suspended or lost
+  bool in_hold = false;     // the main task sleeps in its hold (a loss cancels the sleep)
+  bool finished = false;
+  uint32_t reopens = 0;
+};
+
+Workload::Workload(WorkloadOptions options, recipes::LockFactory factory, Environment* env,
+                   History* history)
+    : options_(std::move(options)),
+      factory_(std::move(factory)),
+      env_(env),
+      history_(history),
+      resource_(history, options_.kind == recipes::Kind::kMutex ||
+                             options_.kind == recipes::Kind::kElection) {}
+
+Workload::~Workload() = default;
+
+recipes::Role Workload::role_of(uint32_t client) const {
+  if (!options_.roles.empty()) return options_.roles[(client - 1) % options_.roles.size()];
+  if (options_.kind == recipes::Kind::kReadWrite) {
+    return client % 2 == 1 ? Role::kWrite : Role::kRead;
+  }
+  return Role::kExclusive;
+}
+
+bool Workload::renew_lock(uint32_t client) {
+  ClientState& cs = *clients_[client - 1];
+  if (cs.lock) cs.retired.push_back(std::move(cs.lock));
+  recipes::LockOptions lo;
+  lo.path = options_.lock_path;
+  lo.role = role_of(client);
+  lo.max_leases = options_.max_leases;
+  lo.client_name = "c" + std::to_string(client);
+  cs.lock = factory_(env_->session(client), lo);
+  return cs.lock != nullptr;
+}
+
+bool Workload::roll(uint32_t client, uint32_t percent) {
+  if (percent == 0) return false;
+  return env_->session(client).context().random_below(100) < percent;
+}
+
+Event Workload::event(uint32_t client, Type type, Op op) {
+  zk::Session& s = env_->session(client);
+  Event e;
+  e.at = s.context().now();
+  e.client = client;
+  e.session = s.id();
+  e.type = type;
+  e.op = op;
+  e.role = role_of(client);
+  return e;
+}
+
+void Workload::start() {
+  for (uint32_t c = 1; c <= options_.clients; ++c) {
+    auto cs = std::make_unique<ClientState>();
+    cs->index = c;
+    clients_.push_back(std::move(cs));
+    renew_lock(c);
+  }
+  for (uint32_t c = 1; c <= options_.clients; ++c) {
+    clients_[c - 1]->main = env_->spawn(c, client_main(this, c), "client");
+  }
+}
+
+bool Workload::finished() const {
+  return std::all_of(clients_.begin(), clients_.end(),
+                     [](const std::unique_ptr<ClientState>& cs) { return cs->finished; });
+}
+
+void Workload::mark_crashed(uint32_t client, zk::Time at) {
+  ClientState& cs = *clients_[client - 1];
+  Event e = event(client, Type::kInfo, Op::kCrash);
+  e.at = at;
+  history_->add(std::move(e));
+  cs.finished = true;
+  cs.believing = false;
+}
+
+zk::Task<void> Workload::client_main(Workload* w, uint32_t c) {
+  ClientState& cs = *w->clients_[c - 1];
+  const WorkloadOptions& o = w->options_;
+  bool gave_up = false;
+  for (uint32_t round = 0; round < o.rounds && !gave_up; ++round) {
+    zk::Session* s = &w->env_->session(c);
+    if (o.think_max.us > 0) {
+      const auto think_us = static_cast<int64_t>(s->context().random_below(o.think_max.us + 1));
+      (void)co_await s->context().sleep_for(zk::microseconds(think_us));
+    }
+    if (s->state() == zk::SessionState::kExpired || s->state() == zk::SessionState::kClosed) {
+      if (cs.reopens >= o.max_reopens || !w->env_->reopen(c) || !w->renew_lock(c)) {
+        gave_up = true;
+        Event e = w->event(c, Type::kInfo, Op::kGiveUp);
+        e.text = "cannot open a new session";
+        w->history_->add(std::move(e));
+        break;
+      }
+      ++cs.reopens;
+      s = &w->env_->session(c);
+      w->history_->add(w->event(c, Type::kInfo, Op::kReopen));
+    }
+    Lock* lock = cs.lock.get();
+    if (w->roll(c, o.stray_release_percent)) {
+      w->history_->add(w->event(c, Type::kInvoke, Op::kStrayRelease));
+      const zk::Status st = co_await lock->release();
+      Event e = w->event(c, st.ok() ? Type::kOk : Type::kFail, Op::kStrayRelease);
+      e.error = st.error;
+      e.state = lock->state();
+      w->history_->add(std::move(e));
+    }
+    const zk::Time deadline =
+        w->roll(c, o.timed_percent) ? s->context().now() + o.acquire_timeout : zk::kNever;
+    w->history_->add(w->event(c, Type::kInvoke, Op::kAcquire));
+    zk::Result<recipes::Grant> r = co_await lock->acquire(deadline);
+    if (!r.ok()) {
+      Event e = w->event(c, Type::kFail, Op::kAcquire);
+      e.error = r.error;
+      e.state = lock->state();
+      w->history_->add(std::move(e));
+      if (r.error == zk::Error::kOperationTimeout || r.error == zk::Error::kCancelled) {
+        std::vector<std::string> nodes;
+        const zk::SessionId sid = s->id();
+        if (w->env_->owned_nodes(sid, o.lock_path, &nodes)) {
+          Event p = w->event(c, Type::kInfo, Op::kProbe);
+          if (s->state() != zk::SessionState::kConnected) p.error = zk::Error::kConnectionLoss;
+          for (const std::string& n : nodes) p.text += (p.text.empty() ? "" : " ") + n;
+          w->history_->add(std::move(p));
+        }
+      }
+      if (zk::is_session_fatal(r.error) && w->roll(c, o.give_up_percent)) gave_up = true;
+    } else {
+      Event e = w->event(c, Type::kOk, Op::kAcquire);
+      e.token = r.value.fencing_token;
+      e.hold_count = r.value.hold_count;
+      e.text = r.value.node;
+      w->history_->add(std::move(e));
+      co_await hold(w, c, std::move(r.value));
+      if (cs.lost && w->roll(c, o.give_up_percent)) gave_up = true;
+    }
+    if (gave_up) w->history_->add(w->event(c, Type::kInfo, Op::kGiveUp));
+  }
+  if (!gave_up) w->history_->add(w->event(c, Type::kInfo, Op::kDone));
+  cs.finished = true;
+}
+
+zk::Task<void> Workload::hold(Workload* w, uint32_t c, recipes::Grant grant) {
+  ClientState& cs = *w->clients_[c - 1];
+  const WorkloadOptions& o = w->options_;
+  zk::Session& s = w->env_->session(c);
+  zk::Context& ctx = s.context();
+  Lock* lock = cs.lock.get();
+  cs.believing = true;
+  cs.lost = false;
+  ++cs.generation;
+  cs.watcher = w->env_->spawn(c, lost_watch(w, c, lock, cs.generation), "lost-watch");
+  w->resource_.enter(ctx.now(), c, s.id(), grant.fencing_token);
+  uint32_t depth = std::max<uint32_t>(1, grant.hold_count);
+  if (!cs.lost && w->roll(c, o.reentrant_percent)) {
+    w->history_->add(w->event(c, Type::kInvoke, Op::kAcquire));
+    zk::Result<recipes::Grant> again = co_await lock->acquire(zk::kNever);
+    Event e = w->event(c, again.ok() ? Type::kOk : Type::kFail, Op::kAcquire);
+    e.error = again.error;
+    e.token = again.value.fencing_token;
+    e.hold_count = again.value.hold_count;
+    e.text = again.value.node;
+    e.state = lock->state();
+    w->history_->add(std::move(e));
+    if (again.ok()) {
+      depth = again.value.hold_count;
+      Event inv = w->event(c, Type::kInvoke, Op::kRelease);
+      inv.hold_count = depth;
+      w->history_->add(std::move(inv));
+      const zk::Status st = co_await lock->release();
+      Event done = w->event(c, st.ok() ? Type::kOk : Type::kFail, Op::kRelease);
+      done.error = st.error;
+      done.state = lock->state();
+      w->history_->add(std::move(done));
+      if (st.ok() && depth > 1) --depth;
+    }
+  }
+  if (!cs.lost) {
+    const int64_t span = std::max<int64_t>(0, (o.hold_max - o.hold_min).us);
+    const zk::Duration d =
+        o.hold_min +
+        zk::microseconds(static_cast<int64_t>(ctx.random_below(static_cast<uint64_t>(span) + 1)));
+    cs.in_hold = true;
+    (void)co_await ctx.sleep_for(d);
+    cs.in_hold = false;
+  }
+  if (!cs.lost) w->resource_.leave(ctx.now(), c, s.id(), grant.fencing_token);
+  // Release every hold still counted; the outermost release ends the belief.
+  while (depth > 0) {
+    if (depth == 1) cs.believing = false;
+    Event inv = w->event(c, Type::kInvoke, Op::kRelease);
+    inv.hold_count = depth;
+    w->history_->add(std::move(inv));
+    const zk::Status st = co_await lock->release();
+    Event done = w->event(c, st.ok() ? Type::kOk : Type::kFail, Op::kRelease);
+    done.error = st.error;
+    done.state = lock->state();
+    w->history_->add(std::move(done));
+    if (!st.ok()) break;
+    --depth;
+  }
+  cs.believing = false;
+  cs.watcher.cancel();
+}
+
+zk::Task<void> Workload::lost_watch(Workload* w, uint32_t c, Lock* lock, uint64_t generation) {
+  const zk::Status st = co_await lock->lost();
+  ClientState& cs = *w->clients_[c - 1];
+  if (!st.ok() || cs.generation != generation || !cs.believing) co_return;
+  Event e = w->event(c, Type::kInfo, Op::kLost);
+  e.state = lock->state();
+  w->history_->add(std::move(e));
+  cs.lost = true;
+  cs.believing = false;
+  if (cs.in_hold) cs.main.cancel();
+}
+
+}  // namespace lockstep::properties
