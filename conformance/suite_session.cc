@@ -90,6 +90,9 @@ Task<void> check_cleanup_body(Session* observer, std::string root, Observed* see
   auto nested = co_await observer->get_children(child_path(root, "p"));
   CO_ASSERT_OK(nested);
   EXPECT_TRUE(nested.value.names.empty()) << "ephemerals in other directories are deleted too";
+  // One transaction deleted all of them: both parents record the same pzxid.
+  EXPECT_EQ(kids.value.stat.pzxid, nested.value.stat.pzxid);
+  EXPECT_EQ(nested.value.stat.cversion, 2) << "p: one create, one delete";
 }
 
 Task<void> calls_fail_body(Session* dead, SessionState expected, std::string root) {
