@@ -143,17 +143,18 @@ std::vector<FaultKind> all_fault_kinds() {
 std::string describe(const Scenario& s) {
   const WorkloadOptions& w = s.workload;
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "seed=%" PRIu64
-                " clients=%u rounds=%u servers=%u session_timeout=%s "
-                "local_expiry=%d think_max=%s hold=[%s,%s] timed=%u%% timeout=%s "
-                "reentrant=%u%% stray=%u%% give_up=%u%% leases=%u heal_at=%s bound=%s",
-                s.seed, w.clients, w.rounds, s.servers, zk::to_string(s.session_timeout).c_str(),
-                s.local_session_expiry ? 1 : 0, zk::to_string(w.think_max).c_str(),
-                zk::to_string(w.hold_min).c_str(), zk::to_string(w.hold_max).c_str(),
-                w.timed_percent, zk::to_string(w.acquire_timeout).c_str(), w.reentrant_percent,
-                w.stray_release_percent, w.give_up_percent, w.max_leases,
-                format_time(s.heal_at).c_str(), zk::to_string(s.liveness_bound).c_str());
+  std::snprintf(
+      buf, sizeof buf,
+      "seed=%" PRIu64
+      " clients=%u rounds=%u servers=%u session_timeout=%s "
+      "local_expiry=%d think_max=%s hold=[%s,%s] timed=%u%% timeout=%s "
+      "reentrant=%u%% stray=%u%% give_up=%u%% long_holds=%u%% leases=%u heal_at=%s bound=%s",
+      s.seed, w.clients, w.rounds, s.servers, zk::to_string(s.session_timeout).c_str(),
+      s.local_session_expiry ? 1 : 0, zk::to_string(w.think_max).c_str(),
+      zk::to_string(w.hold_min).c_str(), zk::to_string(w.hold_max).c_str(), w.timed_percent,
+      zk::to_string(w.acquire_timeout).c_str(), w.reentrant_percent, w.stray_release_percent,
+      w.give_up_percent, w.long_hold_percent, w.max_leases, format_time(s.heal_at).c_str(),
+      zk::to_string(s.liveness_bound).c_str());
   std::string out = buf;
   for (const Fault& f : s.faults) {
     out += "\n  fault at " + format_time(f.at) + ": " + sim::describe(f);
@@ -167,7 +168,8 @@ void finish_scenario(Scenario* s) {
   for (const Fault& f : s->faults) heal = std::max(heal, f.at + f.duration);
   s->heal_at = heal + zk::milliseconds(1);
   // A waiter may queue behind every other client's hold, and behind a dead session's expiry.
-  const Duration per_client = w.hold_max + w.think_max + zk::milliseconds(30);
+  Duration per_client = w.hold_max + w.think_max + zk::milliseconds(30);
+  if (w.long_hold_percent > 0) per_client = per_client + w.long_hold;
   s->liveness_bound = s->session_timeout * 3 + per_client * w.clients;
   s->run_limit =
       (s->heal_at - zk::Time{}) + per_client * (w.clients * w.rounds) + s->session_timeout * 4;
@@ -191,6 +193,10 @@ Scenario generate_scenario(uint64_t seed, const GenerateOptions& o) {
   w.reentrant_percent = o.reentrant ? 30 : 0;
   w.stray_release_percent = 10;
   w.give_up_percent = rng.chance(1, 3) ? 30 : 0;
+  // A few holds outlast the session timeout: a holder that is not told it lost the lock
+  // would still believe it holds when the next client is granted.
+  w.long_hold_percent = rng.chance(1, 3) ? 10 : 0;
+  w.long_hold = between(rng, s.session_timeout + milliseconds(100), s.session_timeout * 2);
   if (o.kind == recipes::Kind::kSemaphore) w.max_leases = static_cast<uint32_t>(rng.between(2, 3));
   if (o.kind == recipes::Kind::kReadWrite) {
     for (uint32_t c = 0; c < w.clients; ++c) {
@@ -229,13 +235,16 @@ Scenario generate_scenario(uint64_t seed, const GenerateOptions& o) {
   return s;
 }
 
-RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, bool keep_event_log) {
+RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, bool keep_event_log,
+                     std::unique_ptr<sim::Strategy> strategy) {
   RunResult out;
+  if (!strategy) strategy = sim::make_random_strategy(s.seed);
+  out.strategy = strategy->name();
   sim::WorldOptions wo;
   wo.seed = s.seed;
   wo.servers = s.servers;
   wo.record_log = keep_event_log;
-  auto world = std::make_unique<sim::World>(wo, sim::make_random_strategy(s.seed));
+  auto world = std::make_unique<sim::World>(wo, std::move(strategy));
   world->log().set_recording(keep_event_log);
   for (uint32_t c = 1; c <= s.workload.clients; ++c) {
     sim::ClientOptions co;
@@ -304,6 +313,10 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
   out.sim_events = world->events_executed();
   out.requests = world->requests_total();
   if (keep_event_log) out.event_log = world->log().to_text();
+  out.decisions = world->decisions();
+  if (keep_event_log) out.events = world->log().events();
+  out.diverged = world->diverged();
+  out.divergence = world->divergence();
   // Coroutine frames go first (they may point into the locks), then the locks.
   world.reset();
   workload.reset();

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -87,9 +88,18 @@ struct RunResult {
   zk::Time end;
   bool finished = false;  // every client finished before run_limit
   std::string event_log;  // the simulator's text log, when asked for
+  // What the world recorded, for traces and replay.
+  std::vector<sim::Decision> decisions;  // World::decisions() at the end of the run
+  std::vector<sim::LoggedEvent> events;  // World::log().events(), when keep_event_log
+  std::string strategy;                  // Strategy::name() of the strategy used
+  bool diverged = false;                 // a replay strategy left its recording
+  std::string divergence;                // where, when diverged
 };
 
+// `strategy` == nullptr runs with sim::make_random_strategy(s.seed) (the seed reproduces the
+// run); a replay or search strategy plugs in here.
 RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s,
-                     bool keep_event_log = false);
+                     bool keep_event_log = false,
+                     std::unique_ptr<sim::Strategy> strategy = nullptr);
 
 }  // namespace lockstep::properties
