@@ -36,7 +36,8 @@ struct Belief {
   uint32_t depth = 0;
   int64_t token = 0;
   Role role = Role::kExclusive;
-  uint64_t since = 0;  // index of the fresh grant
+  uint64_t since = 0;               // index of the fresh grant
+  std::optional<uint64_t> noticed;  // the session-dead notice received while holding
 };
 
 // Replays beliefs event by event. `on_grant` sees a fresh grant before it is recorded, with the
@@ -57,7 +58,7 @@ class BeliefTracker {
       case Op::kAcquire:
         if (e.type != Type::kOk) break;
         if (!b.holds) {
-          b = Belief{true, std::max<uint32_t>(1, e.hold_count), e.token, e.role, e.index};
+          b = Belief{true, std::max<uint32_t>(1, e.hold_count), e.token, e.role, e.index, {}};
         } else {
           b.depth = std::max(b.depth + 1, e.hold_count);
         }
@@ -70,6 +71,13 @@ class BeliefTracker {
       case Op::kCrash:
       case Op::kReopen:
       case Op::kGiveUp: b = Belief{}; break;
+      case Op::kSession:
+        if (b.holds && !b.noticed &&
+            (e.session_state == zk::SessionState::kExpired ||
+             e.session_state == zk::SessionState::kClosed)) {
+          b.noticed = e.index;
+        }
+        break;
       default: break;
     }
   }
@@ -169,34 +177,69 @@ bool parse_property(std::string_view name, Property* out) {
   return false;
 }
 
-Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t max_holders) {
+namespace {
+
+// Every other client that believes it holds, as (client, belief).
+std::vector<std::pair<uint32_t, const Belief*>> other_holders(const BeliefTracker& t,
+                                                              uint32_t client) {
+  std::vector<std::pair<uint32_t, const Belief*>> out;
+  for (const auto& [c, b] : t.beliefs()) {
+    if (c != client && b.holds) out.emplace_back(c, &b);
+  }
+  return out;
+}
+
+std::string holders_text(const History& h,
+                         const std::vector<std::pair<uint32_t, const Belief*>>& others,
+                         std::vector<uint64_t>* ev) {
+  std::string msg;
+  for (size_t i = 0; i < others.size(); ++i) {
+    const Event& g = h[others[i].second->since];
+    msg += (i == 0 ? " " : ", ") + client_name(others[i].first) + " believed it held it since " +
+           at_ref(g) + " (token " + std::to_string(others[i].second->token) + ")";
+    ev->push_back(g.index);
+  }
+  return msg;
+}
+
+bool overlaps_with(recipes::Kind kind, uint32_t max_holders, Role role,
+                   const std::vector<std::pair<uint32_t, const Belief*>>& others) {
+  std::vector<const Belief*> bs;
+  for (const auto& o : others) bs.push_back(o.second);
+  return overlaps(kind, max_holders, role, bs);
+}
+
+}  // namespace
+
+Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t max_holders,
+                               bool informed_only) {
   const Property p = Property::kMutualExclusion;
   BeliefTracker tracker;
   for (const Event& e : h.events()) {
-    if (tracker.is_fresh_grant(e)) {
-      std::vector<const Belief*> others;
-      std::vector<uint32_t> other_clients;
-      for (const auto& [client, b] : tracker.beliefs()) {
-        if (client != e.client && b.holds) {
-          others.push_back(&b);
-          other_clients.push_back(client);
-        }
-      }
-      if (overlaps(kind, max_holders, e.role, others)) {
-        std::string msg = client_name(e.client) + " was granted the lock at " + at_ref(e) +
-                          " (token " + std::to_string(e.token) + ") while";
+    if (!informed_only && tracker.is_fresh_grant(e)) {
+      const auto others = other_holders(tracker, e.client);
+      if (overlaps_with(kind, max_holders, e.role, others)) {
         std::vector<uint64_t> ev{e.index};
-        for (size_t i = 0; i < others.size(); ++i) {
-          const Event& g = h[others[i]->since];
-          msg += (i == 0 ? " " : ", ") + client_name(other_clients[i]) +
-                 " believed it held it since " + at_ref(g) + " (token " +
-                 std::to_string(others[i]->token) + ")";
-          ev.push_back(g.index);
-        }
+        std::string msg = client_name(e.client) + " was granted the lock at " + at_ref(e) +
+                          " (token " + std::to_string(e.token) + ") while" +
+                          holders_text(h, others, &ev);
         return violation(p, msg, ev);
       }
     }
     tracker.apply(e);
+    // A holder told that its session is dead must stop believing at that instant; later
+    // than that, its belief beside another holder's is a violation even under pauses.
+    for (const auto& [client, b] : tracker.beliefs()) {
+      if (!b.holds || !b.noticed || h[*b.noticed].at >= e.at) continue;
+      const auto others = other_holders(tracker, client);
+      if (!overlaps_with(kind, max_holders, b.role, others)) continue;
+      std::vector<uint64_t> ev{*b.noticed, b.since, e.index};
+      std::string msg = client_name(client) + " still believed it held the lock at " + at_ref(e) +
+                        ", after its session was reported " +
+                        zk::to_string(h[*b.noticed].session_state) + " at " +
+                        at_ref(h[*b.noticed]) + ", while" + holders_text(h, others, &ev);
+      return violation(p, msg, ev);
+    }
   }
   return Verdict::pass(p);
 }
@@ -258,9 +301,52 @@ Verdict check_fifo(const History& h) {
   return Verdict::pass(p);
 }
 
-Verdict check_liveness(const History& h, zk::Time heal_at, zk::Duration bound,
-                       const TreeSnapshot& tree) {
+namespace {
+
+// The lost wake-up clause of check_liveness.
+std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o) {
+  if (o.capacity == 0) return std::nullopt;
+  BeliefTracker tracker;
+  std::map<uint32_t, uint64_t> waiting;  // client -> its fresh acquire's invocation
+  std::optional<uint64_t> free_since;    // event since which fewer than capacity hold
+  for (const Event& e : h.events()) {
+    if (free_since && e.at >= o.quiet_at) {
+      for (const auto& [client, inv] : waiting) {
+        const zk::Time start = std::max({h[*free_since].at, h[inv].at, o.quiet_at});
+        if (e.at - start <= o.grace) continue;
+        return violation(Property::kLiveness,
+                         client_name(client) + " waited (acquire invoked at " + at_ref(h[inv]) +
+                             ") from " + format_time(start) + " to " + at_ref(e) +
+                             " while fewer than " + std::to_string(o.capacity) +
+                             " clients held the lock (since " + at_ref(h[*free_since]) +
+                             "): a lost wake-up",
+                         {inv, *free_since, e.index});
+      }
+    }
+    const Belief* b = tracker.of(e.client);
+    const bool holding = b != nullptr && b->holds;
+    if (e.op == Op::kAcquire && e.type == Type::kInvoke && !holding) waiting[e.client] = e.index;
+    if (e.op == Op::kAcquire && e.type != Type::kInvoke) waiting.erase(e.client);
+    if (e.op == Op::kCrash || e.op == Op::kGiveUp) waiting.erase(e.client);
+    tracker.apply(e);
+    uint32_t holders = 0;
+    for (const auto& [client, belief] : tracker.beliefs()) holders += belief.holds ? 1 : 0;
+    if (holders >= o.capacity) {
+      free_since.reset();
+    } else if (!free_since) {
+      free_since = e.index;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSnapshot& tree) {
   const Property p = Property::kLiveness;
+  const zk::Time heal_at = o.heal_at;
+  const zk::Duration bound = o.bound;
+
   // 1. Every completed acquire / release finished within the bound after the heal.
   std::map<uint32_t, uint64_t> pending;  // client -> its open invocation
   for (const Event& e : h.events()) {
@@ -327,6 +413,7 @@ Verdict check_liveness(const History& h, zk::Time heal_at, zk::Duration bound,
     return violation(
         p, msg + "\n(at the end of the run; faults healed at " + format_time(heal_at) + ")", ev);
   }
+  if (std::optional<Verdict> v = lost_wakeup(h, o)) return *v;
   return Verdict::pass(p);
 }
 

@@ -73,15 +73,29 @@ struct HerdSample {
   uint32_t requests_caused = 0;
 };
 
-// `max_holders` is the semaphore's lease count (ignored for the other kinds).
-Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t max_holders);
+// `max_holders` is the semaphore's lease count (ignored for the other kinds). With
+// `informed_only` (scenarios with pauses or server-side expiry, where a holder cannot know at
+// once that its session died) only beliefs held after the client was told its session expired
+// or closed count: such a belief beside another holder's is a violation.
+Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t max_holders,
+                               bool informed_only = false);
 Verdict check_fenced_safety(const History& h);
 Verdict check_fifo(const History& h);
+struct LivenessOptions {
+  zk::Time heal_at;    // the faults have ended
+  zk::Duration bound;  // each acquire / release completes within this after the heal
+  // Lost wake-ups: from quiet_at on (every dead session gone), no waiter may wait longer than
+  // `grace` while fewer than `capacity` clients believe they hold. capacity 0 = not checked.
+  zk::Time quiet_at = zk::kNever;
+  zk::Duration grace = zk::milliseconds(20);
+  uint32_t capacity = 0;
+};
+
 // Every client that neither gave up nor crashed must have finished; every acquire and release
-// must complete within `bound` after max(its invocation, heal_at). A failure names the blocked
-// clients and what each waits on (its nodes and the nodes before them in `tree`).
-Verdict check_liveness(const History& h, zk::Time heal_at, zk::Duration bound,
-                       const TreeSnapshot& tree);
+// must complete within `bound` after max(its invocation, heal_at); and no waiter sleeps while
+// the lock has room (see LivenessOptions). A failure names the blocked clients and what each
+// waits on (its nodes and the nodes before them in `tree`).
+Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSnapshot& tree);
 Verdict check_no_orphans(const History& h, const TreeSnapshot& tree);
 // A waiter that gives up (timeout, cancellation, a dead session) cannot take back the watch it
 // set on its predecessor (ZooKeeper 3.8 has no watch removal in the recipes' API), so a later

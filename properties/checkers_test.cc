@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,33 @@ TEST(MutualExclusion, ReadWriteReadersShareWritersDoNot) {
   EXPECT_FALSE(check_mutual_exclusion(bad.h, recipes::Kind::kReadWrite, 1).ok);
 }
 
+// Under pauses only informed beliefs count: a holder that keeps believing after it was told
+// its session expired, while another client holds, is caught; one that stops at once is not.
+TEST(MutualExclusion, InformedModeCatchesBeliefAfterExpiryNotice) {
+  auto notice = [](Builder& b, uint32_t client) {
+    Event e = b.make(client, Type::kInfo, Op::kSession);
+    e.session_state = zk::SessionState::kExpired;
+    return b.h.add(std::move(e));
+  };
+  Builder ok;
+  ok.acquire(1, 1);
+  ok.acquire(2, 2);  // c1 paused: it cannot know yet
+  notice(ok, 1);
+  ok.info(1, Op::kLost);
+  ok.release(2);
+  EXPECT_FALSE(check_mutual_exclusion(ok.h, recipes::Kind::kMutex, 1).ok);
+  EXPECT_TRUE(check_mutual_exclusion(ok.h, recipes::Kind::kMutex, 1, true).ok);
+
+  Builder bad;
+  bad.acquire(1, 1);
+  const uint64_t told = notice(bad, 1);
+  const uint64_t g2 = bad.acquire(2, 2);
+  const Verdict v = check_mutual_exclusion(bad.h, recipes::Kind::kMutex, 1, true);
+  ASSERT_FALSE(v.ok);
+  EXPECT_TRUE(std::find(v.events.begin(), v.events.end(), told) != v.events.end());
+  EXPECT_TRUE(std::find(v.events.begin(), v.events.end(), g2) != v.events.end());
+}
+
 // A semaphore with two leases allows two holders and catches the third.
 TEST(MutualExclusion, SemaphoreAllowsMaxLeases) {
   Builder ok;
@@ -211,7 +239,7 @@ TEST(Liveness, FinishedPassesBlockedWaiterIsNamed) {
   ok.acquire(1, 1);
   ok.release(1);
   ok.info(1, Op::kDone);
-  EXPECT_TRUE(check_liveness(ok.h, zk::Time{}, zk::seconds(1), tree).ok);
+  EXPECT_TRUE(check_liveness(ok.h, {zk::Time{}, zk::seconds(1)}, tree).ok);
 
   Builder bad;
   bad.acquire(1, 1);
@@ -220,7 +248,7 @@ TEST(Liveness, FinishedPassesBlockedWaiterIsNamed) {
   const uint64_t inv = bad.add(2, Type::kInvoke, Op::kAcquire);
   tree.nodes.push_back({"/l/lock-0000000001", zk::SessionId{0x101}, true, zk::Zxid{3}});
   tree.nodes.push_back({"/l/lock-0000000002", zk::SessionId{0x102}, true, zk::Zxid{4}});
-  const Verdict v = check_liveness(bad.h, zk::Time{}, zk::seconds(1), tree);
+  const Verdict v = check_liveness(bad.h, {zk::Time{}, zk::seconds(1)}, tree);
   ASSERT_FALSE(v.ok);
   EXPECT_EQ(v.events, (std::vector<uint64_t>{inv}));
   EXPECT_NE(v.message.find("c2 is blocked in acquire"), std::string::npos) << v.message;
@@ -236,8 +264,40 @@ TEST(Liveness, SlowCompletionAfterHealFails) {
   b.add(1, Type::kInvoke, Op::kAcquire);
   b.h.add(b.make(1, Type::kOk, Op::kAcquire));
   b.info(1, Op::kDone);
-  EXPECT_TRUE(check_liveness(b.h, zk::Time{}, zk::milliseconds(5), tree).ok);
-  EXPECT_FALSE(check_liveness(b.h, zk::Time{}, zk::microseconds(10), tree).ok);
+  EXPECT_TRUE(check_liveness(b.h, {zk::Time{}, zk::milliseconds(5)}, tree).ok);
+  EXPECT_FALSE(check_liveness(b.h, {zk::Time{}, zk::microseconds(10)}, tree).ok);
+}
+
+// A waiter that stays asleep while the lock is free longer than the grace is a lost wake-up;
+// one granted promptly after the release is not.
+TEST(Liveness, WaiterAsleepWhileLockIsFreeIsLostWakeup) {
+  TreeSnapshot tree;
+  LivenessOptions o{zk::Time{}, zk::seconds(10)};
+  o.quiet_at = zk::Time{};
+  o.grace = zk::milliseconds(3);
+  o.capacity = 1;
+  Builder prompt;
+  prompt.acquire(1, 1);
+  prompt.add(2, Type::kInvoke, Op::kAcquire);
+  prompt.release(1);
+  prompt.grant(2, 2);  // 1 ms after the release
+  prompt.info(1, Op::kDone);
+  prompt.info(2, Op::kDone);
+  EXPECT_TRUE(check_liveness(prompt.h, o, tree).ok);
+
+  Builder late;
+  late.acquire(1, 1);
+  const uint64_t inv = late.add(2, Type::kInvoke, Op::kAcquire);
+  late.release(1);
+  for (int i = 0; i < 5; ++i) late.info(0, Op::kFault, "time passes");
+  late.grant(2, 2);
+  late.info(1, Op::kDone);
+  late.info(2, Op::kDone);
+  const Verdict v = check_liveness(late.h, o, tree);
+  ASSERT_FALSE(v.ok);
+  ASSERT_FALSE(v.events.empty());
+  EXPECT_EQ(v.events.front(), inv);
+  EXPECT_NE(v.message.find("lost wake-up"), std::string::npos) << v.message;
 }
 
 // A node of a finished client's live session is an orphan; the node of a client still waiting

@@ -53,6 +53,7 @@ const char* to_string(Op op) {
     case Op::kDone: return "done";
     case Op::kCrash: return "crash";
     case Op::kFault: return "fault";
+    case Op::kSession: return "session";
   }
   return "?";
 }
@@ -95,6 +96,7 @@ std::string describe(const Event& e) {
       e.op == Op::kLost) {
     out += std::string(" state=") + state_name(e.state);
   }
+  if (e.op == Op::kSession) out += " " + zk::to_string(e.session_state);
   if (!e.text.empty()) out += " " + e.text;
   return out;
 }

@@ -46,6 +46,7 @@ enum class Op : uint8_t {
   kDone,          // info: the client finished all its rounds
   kCrash,         // info: the client process died (its beliefs end with it)
   kFault,         // info: a planned fault took effect (`text` describes it)
+  kSession,       // info: the client library reported a session state (`session_state`)
 };
 
 const char* to_string(Type t);
@@ -63,6 +64,7 @@ struct Event {
   uint32_t hold_count = 0;  // acquire ok: depth after; release invoke: depth before
   recipes::Role role = recipes::Role::kExclusive;
   recipes::LockState state = recipes::LockState::kIdle;  // lock state after (fail, release, lost)
+  zk::SessionState session_state = zk::SessionState::kConnected;  // kSession events
   std::string text;  // acquire ok: the grant's node; probe: the nodes found; fault: description
 };
 

@@ -26,14 +26,27 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
     const auto p = static_cast<Property>(i);
     if (!judged(p, claims, s)) continue;
     switch (p) {
-      case Property::kMutualExclusion:
-        out.push_back(check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases));
+      case Property::kMutualExclusion: {
+        bool informed = false;
+        for (const sim::Fault& f : s.faults) informed = informed || breaks_belief(f.kind);
+        out.push_back(
+            check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases, informed));
         break;
+      }
       case Property::kFencedSafety: out.push_back(check_fenced_safety(run.history)); break;
       case Property::kFifo: out.push_back(check_fifo(run.history)); break;
-      case Property::kLiveness:
-        out.push_back(check_liveness(run.history, run.heal_at, s.liveness_bound, run.tree));
+      case Property::kLiveness: {
+        LivenessOptions lo;
+        lo.heal_at = run.heal_at;
+        lo.bound = s.liveness_bound;
+        lo.quiet_at = run.heal_at + s.session_timeout * 2 + zk::milliseconds(200);
+        lo.grace = zk::milliseconds(20);
+        lo.capacity = recipe.kind == recipes::Kind::kSemaphore   ? s.workload.max_leases
+                      : recipe.kind == recipes::Kind::kReadWrite ? 0
+                                                                 : 1;
+        out.push_back(check_liveness(run.history, lo, run.tree));
         break;
+      }
       case Property::kNoOrphans: out.push_back(check_no_orphans(run.history, run.tree)); break;
       case Property::kHerdFree:
         out.push_back(check_herd_free(run.herd, s.workload.lock_path, run.history));

@@ -38,6 +38,8 @@ struct Workload::ClientState {
   std::vector<std::unique_ptr<Lock>> retired;  // kept until ~Workload (tasks may point in)
   zk::TaskHandle main;
   zk::TaskHandle watcher;
+  zk::TaskHandle session_watch;
+  zk::Session* watched_session = nullptr;  // the session session_watch subscribed to
   uint64_t generation = 0;  // fresh grants so far; a watcher of an older grant does nothing
   bool believing = false;   // between a fresh grant and its last release (or the loss)
   bool lost = false;        // the current grant was reported suspended or lost
@@ -102,8 +104,20 @@ void Workload::start() {
     renew_lock(c);
   }
   for (uint32_t c = 1; c <= options_.clients; ++c) {
-    clients_[c - 1]->main = env_->spawn(c, client_main(this, c), "client");
+    ClientState& cs = *clients_[c - 1];
+    cs.main = env_->spawn(c, client_main(this, c), "client");
+    watch_session(c);
   }
+}
+
+void Workload::watch_session(uint32_t client) {
+  ClientState& cs = *clients_[client - 1];
+  zk::Session& s = env_->session(client);
+  if (cs.watched_session == &s) return;  // the simulator keeps one Session across reopen
+  if (cs.session_watch.valid()) cs.session_watch.cancel();
+  cs.watched_session = &s;
+  cs.session_watch =
+      env_->spawn(client, session_watch(this, client, s.subscribe()), "session-watch");
 }
 
 bool Workload::finished() const {
@@ -140,6 +154,7 @@ zk::Task<void> Workload::client_main(Workload* w, uint32_t c) {
       }
       ++cs.reopens;
       s = &w->env_->session(c);
+      w->watch_session(c);
       w->history_->add(w->event(c, Type::kInfo, Op::kReopen));
     }
     Lock* lock = cs.lock.get();
@@ -184,6 +199,7 @@ zk::Task<void> Workload::client_main(Workload* w, uint32_t c) {
   }
   if (!gave_up) w->history_->add(w->event(c, Type::kInfo, Op::kDone));
   cs.finished = true;
+  cs.session_watch.cancel();
 }
 
 zk::Task<void> Workload::hold(Workload* w, uint32_t c, recipes::Grant grant) {
@@ -223,9 +239,10 @@ zk::Task<void> Workload::hold(Workload* w, uint32_t c, recipes::Grant grant) {
   }
   if (!cs.lost) {
     const int64_t span = std::max<int64_t>(0, (o.hold_max - o.hold_min).us);
-    const zk::Duration d =
+    zk::Duration d =
         o.hold_min +
         zk::microseconds(static_cast<int64_t>(ctx.random_below(static_cast<uint64_t>(span) + 1)));
+    if (w->roll(c, o.long_hold_percent)) d = o.long_hold;
     cs.in_hold = true;
     (void)co_await ctx.sleep_for(d);
     cs.in_hold = false;
@@ -247,6 +264,16 @@ zk::Task<void> Workload::hold(Workload* w, uint32_t c, recipes::Grant grant) {
   }
   cs.believing = false;
   cs.watcher.cancel();
+}
+
+zk::Task<void> Workload::session_watch(Workload* w, uint32_t c, zk::SessionEvents events) {
+  for (uint64_t i = 0; i < 1000000; ++i) {
+    zk::Result<zk::WatchEvent> r = co_await events.next();
+    if (!r.ok()) co_return;  // cancelled: the client is done, or watches a new session
+    Event e = w->event(c, Type::kInfo, Op::kSession);
+    e.session_state = r.value.state;
+    w->history_->add(std::move(e));
+  }
 }
 
 zk::Task<void> Workload::lost_watch(Workload* w, uint32_t c, Lock* lock, uint64_t generation) {

@@ -10,7 +10,10 @@
 // kLost the client stops using the resource at once (its hold sleep is cancelled), records
 // `info lost`, releases to clean up, and then either gives up or re-acquires in its next round.
 // A client whose session died opens a new one through Environment::reopen() and builds a new
-// Lock on it. Every step is recorded in the History (properties/history.h).
+// Lock on it. A third root task per client ("session-watch") records every session state the
+// client library reports (kSession events: the checkers use them to tell a holder that could
+// not know its session had died from one that was told). Every step is recorded in the History
+// (properties/history.h).
 //
 // Time and randomness come only from each client's zk::Context. Everything runs on the
 // executor; nothing here is thread-safe. Ownership: the Workload owns the Locks and the
@@ -65,8 +68,10 @@ struct WorkloadOptions {
   zk::Duration acquire_timeout = zk::milliseconds(30);
   uint32_t reentrant_percent = 0;      // holds that re-acquire once (re-entrant recipes only)
   uint32_t stray_release_percent = 0;  // rounds that start with a release of an unheld lock
-  uint32_t give_up_percent = 0;        // after losing the lock or the session: stop for good
-  uint32_t max_reopens = 8;            // bound on new sessions per client
+  uint32_t long_hold_percent = 0;      // holds that last long_hold (past a session timeout)
+  zk::Duration long_hold = zk::milliseconds(600);
+  uint32_t give_up_percent = 0;  // after losing the lock or the session: stop for good
+  uint32_t max_reopens = 8;      // bound on new sessions per client
 };
 
 // The protected resource: it records every enter and leave with the caller's fencing token
@@ -112,9 +117,11 @@ class Workload {
   static zk::Task<void> hold(Workload* w, uint32_t client, recipes::Grant grant);
   static zk::Task<void> lost_watch(Workload* w, uint32_t client, recipes::Lock* lock,
                                    uint64_t generation);
+  static zk::Task<void> session_watch(Workload* w, uint32_t client, zk::SessionEvents events);
   Event event(uint32_t client, Type type, Op op);
   recipes::Role role_of(uint32_t client) const;
   bool renew_lock(uint32_t client);
+  void watch_session(uint32_t client);
   bool roll(uint32_t client, uint32_t percent);
 
   WorkloadOptions options_;
