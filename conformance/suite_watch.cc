@@ -343,6 +343,58 @@ TEST_P(ConformanceTest, AWatchSurvivesADisconnectAndHearsItAsSessionEvents) {
   run(a, watch_across_disconnect_body(&a, &b, backend().fresh_root()));
 }
 
+// Waits for the watch's node event, passing over session events; fails on anything else.
+Task<zk::Result<zk::WatchEvent>> next_node_event(Watch w, Session* on) {
+  for (int i = 0; i < 8; ++i) {
+    auto ev = co_await wait_event(w, on);
+    if (!ev.ok() || ev.value.type != EventType::kSession) co_return ev;
+    EXPECT_NE(ev.value.state, zk::SessionState::kExpired) << "a disconnect expired the session";
+  }
+  co_return zk::Result<zk::WatchEvent>::failure(Error::kNothing);
+}
+
+Task<void> change_while_disconnected_body(Session* a, Session* b, std::string root) {
+  const std::string n = child_path(root, "n");
+  const std::string m = child_path(root, "m");
+  CO_ASSERT_OK(co_await a->create(n, "", CreateMode::kPersistent));
+  Watch wd;
+  Watch wc;
+  Watch we;
+  CO_ASSERT_OK(co_await a->get_data(n, &wd));
+  CO_ASSERT_OK(co_await a->get_children(root, &wc));
+  EXPECT_EQ((co_await a->exists(m, &we)).error, Error::kNoNode);
+  const std::string big(1100 * 1000, 'x');
+  EXPECT_EQ((co_await a->create(child_path(root, "big"), big, CreateMode::kPersistent)).error,
+            Error::kConnectionLoss);
+  // At once, while a is (most likely) still reconnecting: the server that a reconnects to
+  // must fire these from the watches a re-registers.
+  CO_ASSERT_OK(co_await b->set_data(n, "changed"));
+  CO_ASSERT_OK(co_await b->create(m, "", CreateMode::kPersistent));
+  auto ed = co_await next_node_event(wd, a);
+  CO_ASSERT_OK(ed);
+  EXPECT_EQ(ed.value.type, EventType::kDataChanged);
+  auto ec = co_await next_node_event(wc, a);
+  CO_ASSERT_OK(ec);
+  EXPECT_EQ(ec.value.type, EventType::kChildrenChanged);
+  auto ee = co_await next_node_event(we, a);
+  CO_ASSERT_OK(ee);
+  EXPECT_EQ(ee.value.type, EventType::kCreated);
+  // Back on a server at least as new as what a saw: its own node and b's change are there.
+  auto r = co_await a->get_data(n);
+  CO_ASSERT_OK(r);
+  EXPECT_EQ(r.value.data, "changed");
+  EXPECT_EQ(a->state(), zk::SessionState::kConnected);
+}
+
+TEST_P(ConformanceTest, ChangesMadeDuringADisconnectFireTheWatchesAfterTheReconnect) {
+  // a holds a data, a child and a creation watch when its connection drops (an oversized
+  // request); b at once changes the data, adds a child and creates the watched node. Once a is
+  // back (same session) each watch fires its node event.
+  Session& a = open();
+  Session& b = open();
+  run(a, change_while_disconnected_body(&a, &b, backend().fresh_root()));
+}
+
 Task<void> event_zxid_body(Session* a, Session* b, std::string root) {
   const std::string n = child_path(root, "n");
   Watch wc;
