@@ -50,15 +50,18 @@ std::vector<SessionState> states_until(EventLoop& loop, zk::Session& s,
   return out;
 }
 
-// A second handle on the victim's id and password, connected and closed, expires the victim's
-// session on the server: its ephemeral is gone for an observer (whose exists watch fires), and
-// the victim learns kExpired (subscription and armed watch) and then fails every call with
-// kInvalidState.
+// A second handle on the victim's id and password, connected and closed while the victim is
+// cut off at its proxy, expires the victim's session on the server like a timeout would: its
+// ephemeral is gone for an observer (whose exists watch fires), and the victim sees kConnecting
+// then kExpired, its own watch reports only session events, and every later call fails with
+// kInvalidState until reopen().
 TEST(RealFaults, ForcedExpiryDeletesEphemeralsAndTheVictimSeesExpired) {
   auto cluster = testing::start_cluster(1);
   ASSERT_TRUE(cluster);
+  auto proxy = start_proxy(cluster->client_port(1));
+  ASSERT_TRUE(proxy);
   EventLoop loop;
-  RealSession victim(loop, options_for(cluster->connect_string()));
+  RealSession victim(loop, options_for(proxy->address()));
   RealSession observer(loop, options_for(cluster->connect_string()));
   ASSERT_TRUE(wait_state(loop, victim, SessionState::kConnected));
   ASSERT_TRUE(wait_state(loop, observer, SessionState::kConnected));
@@ -70,8 +73,9 @@ TEST(RealFaults, ForcedExpiryDeletesEphemeralsAndTheVictimSeesExpired) {
   EXPECT_TRUE(cluster->session_alive(victim.id()));
 
   const auto t0 = std::chrono::steady_clock::now();
-  const int tries = expire_session(*cluster, cluster->connect_string(), victim.credentials());
-  std::printf("[measure] forced expiry of a live C-client victim: %d tries, %lld ms\n", tries,
+  const int tries =
+      expire_session(*cluster, cluster->connect_string(), victim.credentials(), proxy.get());
+  std::printf("[measure] forced expiry of an isolated victim: %d tries, %lld ms\n", tries,
               ms_since(t0));
   ASSERT_GT(tries, 0);
   EXPECT_FALSE(cluster->session_alive(victim.id()));
@@ -83,9 +87,9 @@ TEST(RealFaults, ForcedExpiryDeletesEphemeralsAndTheVictimSeesExpired) {
 
   const std::vector<SessionState> states =
       states_until(loop, victim, events, SessionState::kExpired);
-  ASSERT_FALSE(states.empty());
-  EXPECT_EQ(states.back(), SessionState::kExpired);
+  EXPECT_EQ(states, (std::vector<SessionState>{SessionState::kConnecting, SessionState::kExpired}));
   EXPECT_EQ(victim.state(), SessionState::kExpired);
+  EXPECT_FALSE(own.fired());
   EXPECT_TRUE(own.dead());
   EXPECT_EQ(get(loop, victim, victim.exists("/")).error, Error::kInvalidState);
   EXPECT_EQ(get(loop, victim, victim.create("/w", "", CreateMode::kPersistent)).error,
@@ -93,6 +97,29 @@ TEST(RealFaults, ForcedExpiryDeletesEphemeralsAndTheVictimSeesExpired) {
   victim.reopen();
   ASSERT_TRUE(wait_state(loop, victim, SessionState::kConnected));
   EXPECT_EQ(get(loop, victim, victim.exists("/")).error, Error::kOk);
+}
+
+// Forced expiry of a victim that stays connected (no proxy) still ends the session (the
+// retries win the race against the victim's immediate reconnects) and the victim ends in
+// kExpired; whether its own watch saw its ephemeral's deletion first depends on that race.
+TEST(RealFaults, ForcedExpiryOfAConnectedVictimEndsTheSession) {
+  auto cluster = testing::start_cluster(1);
+  ASSERT_TRUE(cluster);
+  EventLoop loop;
+  RealSession victim(loop, options_for(cluster->connect_string()));
+  ASSERT_TRUE(wait_state(loop, victim, SessionState::kConnected));
+  ASSERT_EQ(get(loop, victim, victim.create("/v", "", CreateMode::kEphemeral)).error, Error::kOk);
+  zk::Watch own;
+  ASSERT_EQ(get(loop, victim, victim.get_data("/v", &own)).error, Error::kOk);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int tries = expire_session(*cluster, cluster->connect_string(), victim.credentials());
+  std::printf("[measure] forced expiry of a connected victim: %d tries, %lld ms\n", tries,
+              ms_since(t0));
+  ASSERT_GT(tries, 0);
+  ASSERT_TRUE(wait_state(loop, victim, SessionState::kExpired));
+  std::printf("[observe] the victim's own data watch %s\n",
+              own.fired() ? "fired kDeleted before kExpired" : "saw only session events");
+  EXPECT_TRUE(own.fired() || own.dead());
 }
 
 // A create whose reply the proxy drops (and cuts the connection right there) completes with

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "real/proxy.h"
 #include "real/session.h"
 
 namespace lockstep::real {
@@ -119,11 +120,18 @@ std::string four_letter_word(int port, const std::string& word, int timeout_ms =
 int free_port();
 
 // Forces the expiry of the session `victim` the way ZooKeeper's own tests do: a second handle
-// joins the session with its id and password, connects, and closes it (closeSession). A live
-// C client victim usually reconnects at once and wins the race for the session, so this repeats
-// until `cluster.session_alive(victim.id)` turns false, up to `max_tries` times. Returns the
-// number of tries it took, or 0 when the session is still alive after them.
+// joins the session with its id and password, connects, and closes it (closeSession). This
+// repeats until `cluster.session_alive(victim.id)` turns false, up to `max_tries` times, and
+// returns the number of tries it took, or 0 when the session is still alive after them.
+//
+// With `victim_proxy` (the proxy the victim connects through) the victim is first cut off and
+// held back (black hole) until the session is gone, then let through again: like a timeout
+// expiry, the victim is disconnected when its ephemerals are deleted, its own watches never
+// reach it, and it learns kExpired (after kConnecting) when it reconnects. Without a proxy a
+// live C-client victim races the second handle: it reconnects at once (sometimes winning the
+// session back, hence the retries) and may even receive the node events of its own ephemerals'
+// deletion on its new connection before it learns kExpired.
 int expire_session(const Cluster& cluster, const std::string& hosts, const Credentials& victim,
-                   int max_tries = 20);
+                   Proxy* victim_proxy = nullptr, int max_tries = 20);
 
 }  // namespace lockstep::real
