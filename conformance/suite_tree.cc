@@ -552,6 +552,7 @@ TEST_P(ConformanceTest, WritesOfAllSessionsShareOneZxidOrder) {
 // ---- read-your-writes and sync ----
 
 Task<void> own_writes_body(Session* s, std::string root) {
+  zk::SessionEvents events = s->subscribe();
   const std::string n = child_path(root, "n");
   // Pipelined: each read is sent before the write's reply arrived.
   auto create = s->create(n, "one", CreateMode::kPersistent);
@@ -575,6 +576,7 @@ Task<void> own_writes_body(Session* s, std::string root) {
   EXPECT_EQ(k.value.names, std::vector<std::string>{"n"});
   CO_ASSERT_OK(co_await std::move(del));
   EXPECT_EQ((co_await std::move(read3)).error, Error::kNoNode);
+  EXPECT_TRUE(events.empty()) << "no session event while the connection is healthy";
 }
 
 TEST_P(ConformanceTest, OwnWritesAreVisibleToOwnLaterReads) {

@@ -343,6 +343,41 @@ TEST_P(ConformanceTest, AWatchSurvivesADisconnectAndHearsItAsSessionEvents) {
   run(a, watch_across_disconnect_body(&a, &b, backend().fresh_root()));
 }
 
+Task<void> failed_writes_body(Session* a, Session* b, std::string root) {
+  const std::string p = child_path(root, "p");
+  CO_ASSERT_OK(co_await b->create(p, "", CreateMode::kPersistent));
+  CO_ASSERT_OK(co_await b->create(child_path(p, "c"), "", CreateMode::kPersistent));
+  CO_ASSERT_TRUE(co_await catch_up(a, p));
+  Watch wd;
+  Watch we;
+  Watch wc;
+  Watch wr;
+  CO_ASSERT_OK(co_await a->get_data(p, &wd));
+  CO_ASSERT_OK(co_await a->exists(p, &we));
+  CO_ASSERT_OK(co_await a->get_children(p, &wc));
+  CO_ASSERT_OK(co_await a->get_children(root, &wr));
+  EXPECT_EQ((co_await b->set_data(p, "x", 5)).error, Error::kBadVersion);
+  EXPECT_EQ((co_await b->remove(p, 5)).error, Error::kBadVersion);
+  EXPECT_EQ((co_await b->remove(p)).error, Error::kNotEmpty);
+  EXPECT_EQ((co_await b->create(child_path(p, "c"), "", CreateMode::kPersistent)).error,
+            Error::kNodeExists);
+  EXPECT_EQ((co_await b->create(p, "", CreateMode::kEphemeral)).error, Error::kNodeExists);
+  EXPECT_EQ(co_await barrier(a, p), Error::kOk);
+  CO_ASSERT_OK(co_await a->get_children(p));
+  EXPECT_FALSE(wd.fired());
+  EXPECT_FALSE(we.fired());
+  EXPECT_FALSE(wc.fired());
+  EXPECT_FALSE(wr.fired());
+}
+
+TEST_P(ConformanceTest, FailedWritesFireNoWatches) {
+  // With data, exists and child watches on p and a child watch on its parent, writes that fail
+  // (kBadVersion set and delete, kNotEmpty delete, kNodeExists creates) fire none of them.
+  Session& a = open();
+  Session& b = open();
+  run(a, failed_writes_body(&a, &b, backend().fresh_root()));
+}
+
 // Waits for the watch's node event, passing over session events; fails on anything else.
 Task<zk::Result<zk::WatchEvent>> next_node_event(Watch w, Session* on) {
   for (int i = 0; i < 8; ++i) {
