@@ -79,17 +79,19 @@ zk::Task<zk::Status> LockBase::release() {
   phase_ = Phase::kReleasing;
   hold_count_ = 0;
   stop_monitor(Error::kNothing);
-  const Held held = held_;
-  if (release_forgets_node_) {
-    // Broken: one delete; if its outcome is unknown, the node is forgotten.
-    (void)co_await session_.remove(held.path);
-  } else {
-    // kOk or kSessionExpired: either way the node is no longer ours.
-    (void)co_await remove_own(held.path, held.session);
-  }
+  (void)co_await drop(held_);
   held_ = Held{};
   phase_ = Phase::kIdle;
   co_return zk::Status{};
+}
+
+zk::Task<zk::Status> LockBase::drop(Held held) {
+  if (release_forgets_node_) {
+    // Broken: one delete; if its outcome is unknown, the node is forgotten.
+    co_return co_await session_.remove(held.path);
+  }
+  // kOk or kSessionExpired: either way the node is no longer ours.
+  co_return co_await remove_own(held.path, held.session);
 }
 
 // ---- safety (S7) ------------------------------------------------------------------------------

@@ -94,7 +94,8 @@ class LockBase : public Lock {
   zk::Task<zk::Status> lost() final;
   std::string name() const final { return recipe_name_; }
 
-  const RecipeStats& stats() const { return stats_; }
+  // This recipe's counters (a recipe built of inner locks adds theirs).
+  virtual RecipeStats stats() const { return stats_; }
   const LockOptions& options() const { return options_; }
   // The node of the current grant ("" when not held).
   const std::string& held_node() const { return held_.path; }
@@ -102,6 +103,9 @@ class LockBase : public Lock {
  protected:
   // One fresh acquisition. On error the recipe has cleaned up its own node.
   virtual zk::Task<zk::Result<Held>> attempt(zk::Time deadline) = 0;
+  // Gives up the node of a grant at the last release. The default deletes it, retrying through
+  // ambiguous outcomes until done or the session is gone (remove_own).
+  virtual zk::Task<zk::Status> drop(Held held);
 
   // Broken-variant hooks (the correct recipes leave them false).
   bool ignore_expiry_ = false;         // state() stays kHeld, lost() never fires (S7 broken)

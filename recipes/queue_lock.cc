@@ -310,4 +310,48 @@ zk::Task<zk::Result<std::string>> ElectionCandidate::leader() {
   co_return R::failure(Error::kConnectionLoss);
 }
 
+// ---- gated semaphore ---------------------------------------------------------------------------
+
+LockOptions GatedSemaphore::under(LockOptions o, const std::string& leaf) {
+  o.path += "/" + leaf;
+  return o;
+}
+
+GatedSemaphore::GatedSemaphore(zk::Session& session, LockOptions options, std::string recipe_name)
+    : LockBase(session, options, recipe_name),
+      gate_(session, under(options, "locks"), recipe_name + "/gate", QueuePolicy::kMutex),
+      leases_(session, under(options, "leases"), recipe_name + "/leases", QueuePolicy::kSemaphore,
+              {}, "lease-") {}
+
+zk::Task<zk::Result<Held>> GatedSemaphore::attempt(zk::Time deadline) {
+  zk::Result<Grant> g = co_await gate_.acquire(deadline);
+  if (!g.ok()) co_return zk::Result<Held>::failure(g.error);
+  zk::Result<Grant> lease = co_await leases_.acquire(deadline);
+  // Whatever the lease's outcome, the gate goes to the next contender.
+  (void)co_await gate_.release();
+  if (!lease.ok()) co_return zk::Result<Held>::failure(lease.error);
+  co_return zk::Result<Held>{
+      Error::kOk, Held{lease.value.node, zk::Zxid{lease.value.fencing_token}, session().id()}};
+}
+
+zk::Task<zk::Status> GatedSemaphore::drop(Held) { co_return co_await leases_.release(); }
+
+RecipeStats GatedSemaphore::stats() const {
+  RecipeStats t = LockBase::stats();
+  for (const RecipeStats& s : {gate_.stats(), leases_.stats()}) {
+    t.creates += s.creates;
+    t.ambiguous_creates += s.ambiguous_creates;
+    t.adopted += s.adopted;
+    t.relists += s.relists;
+    t.watches_armed += s.watches_armed;
+    t.predecessor_gone += s.predecessor_gone;
+    t.wakeups += s.wakeups;
+    t.session_wakeups += s.session_wakeups;
+    t.restarts += s.restarts;
+    t.cleanups += s.cleanups;
+    t.remove_retries += s.remove_retries;
+  }
+  return t;
+}
+
 }  // namespace lockstep::recipes

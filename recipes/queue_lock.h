@@ -105,4 +105,26 @@ class ElectionCandidate final : public QueueLock {
   zk::Task<zk::Result<std::string>> leader();
 };
 
+// S10 without the herd (Curator's InterProcessSemaphoreV2): a contender first takes a fair
+// mutex, the gate, at "<path>/locks"; holding it, it creates its lease node under
+// "<path>/leases" and waits, watching the lease list, until its lease is among the max_leases
+// lowest; then it releases the gate. Leases are created only by the gate holder, so only the
+// gate holder ever watches the lease list: one notification per lease release (plus the gate's
+// own hand-off, also one), and FIFO through the gate. Timeouts and cancellations clean both
+// nodes; the grant's node (watched by the S7 monitor) is the lease.
+class GatedSemaphore final : public LockBase {
+ public:
+  GatedSemaphore(zk::Session& session, LockOptions options, std::string recipe_name);
+  RecipeStats stats() const override;
+
+ protected:
+  zk::Task<zk::Result<Held>> attempt(zk::Time deadline) override;
+  zk::Task<zk::Status> drop(Held held) override;
+
+ private:
+  static LockOptions under(LockOptions o, const std::string& leaf);
+  QueueLock gate_;
+  QueueLock leases_;
+};
+
 }  // namespace lockstep::recipes

@@ -35,6 +35,13 @@ std::vector<const RecipeInfo*> correct_recipes() {
   return out;
 }
 
+// How many nodes a waiter queued behind a holder owns: none for the exclusive lock (it only
+// watches), its gate and lease nodes for the gated semaphore, else its one contender node.
+size_t waiter_nodes(std::string_view recipe) {
+  if (recipe == "exclusive") return 0;
+  return recipe == "semaphore-gated" ? 2 : 1;
+}
+
 // Releases the current holder whenever there is one, until `grants` grants happened.
 void drain_queue(Scenario& s, size_t grants, zk::Duration step = milliseconds(20)) {
   for (int i = 0; i < 200 && s.grant_order.size() < grants; ++i) {
@@ -168,7 +175,8 @@ TEST(EveryCorrectRecipe, ContendersNeverHoldTogetherAndTokensIncrease) {
 TEST(QueueRecipes, GrantInQueueOrder) {
   // The queue recipes grant in creation (sequence) order: three waiters queued 3 ms apart
   // behind a holder are granted c1, c2, c3, c4.
-  for (const char* name : {"fair-mutex", "naive-mutex", "election", "read-write", "semaphore"}) {
+  for (const char* name :
+       {"fair-mutex", "naive-mutex", "election", "read-write", "semaphore", "semaphore-gated"}) {
     SCOPED_TRACE(name);
     Scenario s;
     const RecipeInfo* r = find_recipe(name);
@@ -248,7 +256,8 @@ TEST(AmbiguousCreate, LostCreateReplyOnAFreeLockIsAdopted) {
 TEST(AmbiguousCreate, LostCreateReplyWhileQueuedIsAdoptedNoOrphan) {
   // S6: the same lost reply while another client holds: the client adopts its queued node,
   // is granted after the holder's release, and no orphan is left.
-  for (const char* name : {"fair-mutex", "naive-mutex", "semaphore", "election"}) {
+  for (const char* name :
+       {"fair-mutex", "naive-mutex", "semaphore", "semaphore-gated", "election"}) {
     SCOPED_TRACE(name);
     Scenario s;
     Party& a = s.join(name);
@@ -261,7 +270,7 @@ TEST(AmbiguousCreate, LostCreateReplyWhileQueuedIsAdoptedNoOrphan) {
     s.run_for(kSettle);
     EXPECT_EQ(a.stats().ambiguous_creates, 1u);
     EXPECT_EQ(a.stats().adopted, 1u);
-    EXPECT_EQ(s.children().size(), 2u) << "one node each, no orphan";
+    EXPECT_EQ(s.children().size(), 1 + waiter_nodes(name)) << "no orphan";
     s.release(b);
     s.run_for(kSettle);
     ASSERT_TRUE(a.acquired.done);
@@ -298,7 +307,8 @@ TEST(AmbiguousCreate, NodeOfAnOlderSessionIsNotAdopted) {
 TEST(TimedAcquire, TimeoutDeletesOwnNodeAndTheQueueMovesOn) {
   // S5: a waiter whose deadline passes returns kOperationTimeout and removes its node, so the
   // waiter behind it is granted when the holder releases.
-  for (const char* name : {"fair-mutex", "naive-mutex", "semaphore", "election", "read-write"}) {
+  for (const char* name :
+       {"fair-mutex", "naive-mutex", "semaphore", "semaphore-gated", "election", "read-write"}) {
     SCOPED_TRACE(name);
     Scenario s;
     const RecipeInfo* r = find_recipe(name);
@@ -315,7 +325,7 @@ TEST(TimedAcquire, TimeoutDeletesOwnNodeAndTheQueueMovesOn) {
     EXPECT_EQ(b.acquired.error, Error::kOperationTimeout);
     EXPECT_EQ(b.lock->state(), LockState::kIdle);
     EXPECT_EQ(b.stats().cleanups, 1u);
-    EXPECT_EQ(s.children().size(), 2u) << "b's node is gone";
+    EXPECT_EQ(s.children().size(), 1 + waiter_nodes(name)) << "b's node is gone";
     s.release(a);
     s.run_for(kSettle);
     EXPECT_TRUE(c.holds());
@@ -362,7 +372,8 @@ TEST(TimedAcquire, DeadlineWhileCreateIsInFlightLeavesNoNode) {
 TEST(Cancellation, CancelledWaiterDeletesItsNode) {
   // S5: a waiting acquire cancelled by the caller (FaultKind::kCancel) returns kCancelled and
   // removes its node; the waiter behind it is granted next.
-  for (const char* name : {"fair-mutex", "exclusive", "naive-mutex", "semaphore"}) {
+  for (const char* name :
+       {"fair-mutex", "exclusive", "naive-mutex", "semaphore", "semaphore-gated"}) {
     SCOPED_TRACE(name);
     Scenario s;
     Party& a = s.join(name);
@@ -379,7 +390,7 @@ TEST(Cancellation, CancelledWaiterDeletesItsNode) {
     ASSERT_TRUE(b.acquired.done);
     EXPECT_EQ(b.acquired.error, Error::kCancelled);
     EXPECT_EQ(b.lock->state(), LockState::kIdle);
-    EXPECT_EQ(s.children().size(), std::string(name) == "exclusive" ? 1u : 2u);
+    EXPECT_EQ(s.children().size(), 1 + waiter_nodes(name)) << "b's node is gone";
     s.release(a);
     s.run_for(kSettle);
     EXPECT_TRUE(c.holds());
@@ -409,7 +420,8 @@ TEST(Cancellation, CancelAtAnyEarlyAwaitLeavesNoNode) {
 TEST(Expiry, HolderLearnsItLostTheLockAndTheNextWaiterHolds) {
   // S7: the server expires the holder's session; the holder's state turns kLost and lost()
   // completes, while the waiter is granted.
-  for (const char* name : {"fair-mutex", "exclusive", "naive-mutex", "semaphore", "election"}) {
+  for (const char* name :
+       {"fair-mutex", "exclusive", "naive-mutex", "semaphore", "semaphore-gated", "election"}) {
     SCOPED_TRACE(name);
     Scenario s;
     Party& a = s.join(name);
@@ -447,7 +459,8 @@ TEST(Expiry, WaiterFailsWithSessionExpired) {
 TEST(Disconnect, HolderIsSuspendedThenHeldAgainAfterReconnect) {
   // S7: a connection loss makes the holder kSuspended (lost() completes); after the reconnect
   // within the session timeout its node is still there and it is kHeld again.
-  for (const char* name : {"fair-mutex", "exclusive", "naive-mutex", "semaphore", "election"}) {
+  for (const char* name :
+       {"fair-mutex", "exclusive", "naive-mutex", "semaphore", "semaphore-gated", "election"}) {
     SCOPED_TRACE(name);
     Scenario s;
     Party& a = s.join(name);
@@ -643,43 +656,49 @@ TEST(ReadWrite, ReaderWaitsOnlyForTheNearestEarlierWriter) {
 TEST(Semaphore, AtMostNHoldersAndOutOfOrderReleasesHandLeasesOn) {
   // S10: with 2 leases and 4 clients, two hold; when the second holder leaves first, the
   // third client gets its lease at once; never more than 2 hold.
-  Scenario s;
-  LockOptions o;
-  o.max_leases = 2;
-  std::vector<Party*> ps;
-  for (int i = 0; i < 4; ++i) ps.push_back(&s.join("semaphore", o));
-  s.queue_up(ps);
-  EXPECT_TRUE(ps[0]->holds());
-  EXPECT_TRUE(ps[1]->holds());
-  EXPECT_FALSE(ps[2]->holds());
-  s.release(*ps[1]);
-  s.run_for(kSettle);
-  EXPECT_TRUE(ps[2]->holds());
-  EXPECT_FALSE(ps[3]->holds());
-  s.release(*ps[0]);
-  s.run_for(kSettle);
-  EXPECT_TRUE(ps[3]->holds());
-  EXPECT_EQ(s.max_holders, 2);
+  for (const char* name : {"semaphore", "semaphore-gated"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    LockOptions o;
+    o.max_leases = 2;
+    std::vector<Party*> ps;
+    for (int i = 0; i < 4; ++i) ps.push_back(&s.join(name, o));
+    s.queue_up(ps);
+    EXPECT_TRUE(ps[0]->holds());
+    EXPECT_TRUE(ps[1]->holds());
+    EXPECT_FALSE(ps[2]->holds());
+    s.release(*ps[1]);
+    s.run_for(kSettle);
+    EXPECT_TRUE(ps[2]->holds());
+    EXPECT_FALSE(ps[3]->holds());
+    s.release(*ps[0]);
+    s.run_for(kSettle);
+    EXPECT_TRUE(ps[3]->holds());
+    EXPECT_EQ(s.max_holders, 2);
+  }
 }
 
 TEST(Semaphore, NeverMoreThanNUnderRacesAndFaults) {
   // S10: eight clients cycle on a 3-lease semaphore while connections drop and replies are
   // lost; at no slice do more than 3 hold, and every client is granted.
-  Scenario s;
-  LockOptions o;
-  o.max_leases = 3;
-  std::vector<Party*> ps;
-  for (int i = 0; i < 8; ++i) ps.push_back(&s.join("semaphore", o));
-  s.run_for(milliseconds(50));
-  for (Party* p : ps) s.cycle(*p, milliseconds(20));
-  for (uint32_t c = 1; c <= 8; ++c) {
-    s.run_for(milliseconds(7));
-    s.inject(c % 2 == 0 ? FaultKind::kConnectionLoss : FaultKind::kLoseNextReply, c);
+  for (const char* name : {"semaphore", "semaphore-gated"}) {
+    SCOPED_TRACE(name);
+    Scenario s;
+    LockOptions o;
+    o.max_leases = 3;
+    std::vector<Party*> ps;
+    for (int i = 0; i < 8; ++i) ps.push_back(&s.join(name, o));
+    s.run_for(milliseconds(50));
+    for (Party* p : ps) s.cycle(*p, milliseconds(20));
+    for (uint32_t c = 1; c <= 8; ++c) {
+      s.run_for(milliseconds(7));
+      s.inject(c % 2 == 0 ? FaultKind::kConnectionLoss : FaultKind::kLoseNextReply, c);
+    }
+    s.run_for(zk::seconds(2));
+    EXPECT_LE(s.max_holders, 3);
+    EXPECT_EQ(s.grant_order.size(), 8u);
+    EXPECT_TRUE(s.children().empty());
   }
-  s.run_for(zk::seconds(2));
-  EXPECT_LE(s.max_holders, 3);
-  EXPECT_EQ(s.grant_order.size(), 8u);
-  EXPECT_TRUE(s.children().empty());
 }
 
 zk::Task<void> ask_leader(ElectionCandidate* c, std::string* out) {
@@ -753,7 +772,8 @@ TEST(ForeignChildren, AreIgnoredByTheQueue) {
   EXPECT_TRUE(b.holds());
   s.release(b);
   s.run_for(kSettle);
-  EXPECT_EQ(s.children(), (std::vector<std::string>{"zz-foreign"}));
+  EXPECT_TRUE(s.children().empty());
+  EXPECT_EQ(s.world.node("/locks/test")->children, (std::vector<std::string>{"zz-foreign"}));
 }
 
 }  // namespace

@@ -85,6 +85,12 @@ std::vector<RecipeInfo> build() {
                     "up to max_leases holders: the N lowest nodes hold, waiters watch the child "
                     "list (herd traded for liveness when holders leave out of order)",
                     "S10, 003", queue("semaphore", QueuePolicy::kSemaphore, {}, "lease-")));
+  r.push_back(entry("semaphore-gated", Kind::kSemaphore, ok,
+                    "Curator InterProcessSemaphoreV2: take a fair gate mutex, create the lease, "
+                    "wait on the lease list until among max_leases, release the gate (herd-free)",
+                    "S10, 003", [](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
+                      return std::make_unique<GatedSemaphore>(s, o, "semaphore-gated");
+                    }));
   r.push_back(entry("election", Kind::kElection, ok,
                     "leader election on the fair mutex: acquire = become leader, release = "
                     "resign, lost() = step down",

@@ -1,5 +1,6 @@
 #include "recipes/scenario_test_util.h"
 
+#include <algorithm>
 #include <cassert>
 #include <utility>
 
@@ -132,9 +133,16 @@ int Scenario::holders() const {
 }
 
 std::vector<std::string> Scenario::children(std::string_view path) const {
-  std::optional<sim::NodeView> v = world.node(path);
-  if (!v) return {};
-  return v->children;
+  std::vector<std::string> out;
+  std::vector<std::string> todo = {""};
+  for (size_t i = 0; i < todo.size() && i < 100000; ++i) {
+    std::optional<sim::NodeView> v = world.node(std::string(path) + todo[i]);
+    if (!v) continue;
+    if (v->stat.ephemeral_owner.valid()) out.push_back(todo[i].substr(1));
+    for (const std::string& c : v->children) todo.push_back(todo[i] + "/" + c);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 HerdFigures herd_under(const sim::World& world, std::string_view dir) {

@@ -41,7 +41,7 @@ struct Party {
 
   const std::string& name() const { return client->name(); }
   LockBase& base() const { return dynamic_cast<LockBase&>(*lock); }
-  const RecipeStats& stats() const { return base().stats(); }
+  RecipeStats stats() const { return base().stats(); }
   bool holds() const { return lock->holds(); }
 };
 
@@ -70,7 +70,8 @@ class Scenario {
               std::string name = {});
 
   int holders() const;
-  // Children of the lock directory, sorted by name ([] when it does not exist).
+  // The ephemeral nodes below the lock directory, at any depth, as paths relative to it,
+  // sorted ([] when it does not exist): the recipes' contender nodes.
   std::vector<std::string> children(std::string_view path = "/locks/test") const;
   zk::Time now() const { return world.now(); }
 

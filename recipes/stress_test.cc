@@ -137,7 +137,7 @@ void sweep(const char* recipe, uint64_t seed, int clients, int rounds, Faults ki
   std::erase_if(left, [](const std::string& c) { return c.rfind("foreign-", 0) == 0; });
   EXPECT_TRUE(left.empty()) << left.size() << " nodes left, first " << left.front();
   for (const Loop& l : loops) {
-    const RecipeStats& st = l.party->stats();
+    const RecipeStats st = l.party->stats();
     (*recovered) += st.ambiguous_creates + st.remove_retries + st.session_wakeups;
   }
 }
@@ -146,8 +146,8 @@ TEST(Stress, MutexesSurviveConnectionFaultsAcrossFiftySeeds) {
   // 5 clients x 4 rounds on every correct recipe (as a mutex: writers, one lease) under 12
   // connection losses / lost replies per run, for seeds 1-50: never two believers, every round
   // done, tokens increasing, no orphans.
-  for (const char* recipe :
-       {"fair-mutex", "exclusive", "naive-mutex", "election", "read-write", "semaphore"}) {
+  for (const char* recipe : {"fair-mutex", "exclusive", "naive-mutex", "election", "read-write",
+                             "semaphore", "semaphore-gated"}) {
     uint64_t recovered = 0;  // ambiguous creates, retried deletes, session wake-ups
     int stale = 0;
     for (uint64_t seed = 1; seed <= 50; ++seed) {
@@ -165,8 +165,8 @@ TEST(Stress, MutexesStayLiveAndFencedThroughExpiriesAndPauses) {
   // expiry); every grant whose node still exists has a larger token than the one before; a
   // grant whose node is gone (decided before a pause) belongs to an expired session; no node
   // is left behind.
-  for (const char* recipe :
-       {"fair-mutex", "exclusive", "naive-mutex", "election", "read-write", "semaphore"}) {
+  for (const char* recipe : {"fair-mutex", "exclusive", "naive-mutex", "election", "read-write",
+                             "semaphore", "semaphore-gated"}) {
     uint64_t recovered = 0;
     int stale = 0;
     for (uint64_t seed = 1; seed <= 50; ++seed) {
@@ -185,8 +185,8 @@ TEST(Stress, MutexesStayLiveThroughEveryFaultKindOnAnEnsemble) {
   // closed sessions, server restarts, lagging followers, foreign children, cancellations on
   // top of the above): every round completes, live grants' tokens grow, stale grants belong
   // to dead sessions, and no contender node is left behind.
-  for (const char* recipe :
-       {"fair-mutex", "exclusive", "naive-mutex", "election", "read-write", "semaphore"}) {
+  for (const char* recipe : {"fair-mutex", "exclusive", "naive-mutex", "election", "read-write",
+                             "semaphore", "semaphore-gated"}) {
     uint64_t recovered = 0;
     int stale = 0;
     for (uint64_t seed = 1; seed <= 50; ++seed) {
