@@ -1,0 +1,268 @@
+// The property suites over the registry, in the simulator: every correct recipe passes every
+// property that applies to it under each fault kind it claims (RapidCheck, shrinking on
+// failure), every broken variant is caught by its expected property within a fixed seed
+// budget, pauses break belief-level exclusion but not fencing, runs are deterministic, and a
+// failure shrinks to a small scenario.
+//
+// Seeds are fixed (derived from each test's name); LOCKSTEP_SEEDS=N multiplies the number of
+// scenarios per property. A RapidCheck failure prints RapidCheck's reproduction string and the
+// shrunk scenario with its report.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "properties/rc_gen.h"
+#include "properties/suite.h"
+#include "zk/random.h"
+
+namespace lockstep::properties {
+namespace {
+
+using recipes::Expected;
+using recipes::RecipeInfo;
+using sim::FaultKind;
+
+// `base` scenarios, times LOCKSTEP_SEEDS when set (a positive integer).
+int scaled(int base) {
+  const char* env = std::getenv("LOCKSTEP_SEEDS");
+  const int k = env != nullptr ? std::atoi(env) : 1;
+  return base * (k > 0 ? k : 1);
+}
+
+// Runs a RapidCheck property with a seed fixed by `id`; returns "" or the failure message
+// (with RapidCheck's reproduction string).
+template <class Testable>
+std::string rc_check(const std::string& id, int count, Testable&& testable) {
+  rc::detail::TestParams params;
+  params.seed = zk::fnv1a(id);
+  params.maxSuccess = count;
+  params.maxSize = 100;
+  rc::detail::TestMetadata metadata;
+  metadata.id = id;
+  metadata.description = id;
+  const auto result = rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
+  if (result.template is<rc::detail::SuccessResult>()) return {};
+  std::ostringstream out;
+  rc::detail::printResultMessage(result, out);
+  return out.str();
+}
+
+std::vector<const RecipeInfo*> recipes_of(Expected e) {
+  std::vector<const RecipeInfo*> out;
+  for (const RecipeInfo& r : recipes::registry()) {
+    if (r.expected == e) out.push_back(&r);
+  }
+  return out;
+}
+
+std::string test_name(std::string s) {
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return s;
+}
+
+// ---- correct recipes, one fault kind at a time -----------------------------------------------
+
+struct RecipeFault {
+  const RecipeInfo* recipe;
+  std::optional<FaultKind> fault;  // nullopt: no faults
+};
+
+void PrintTo(const RecipeFault& rf, std::ostream* os) {
+  *os << rf.recipe->name << " under " << (rf.fault ? fault_name(*rf.fault) : "no faults");
+}
+
+std::vector<RecipeFault> correct_cases() {
+  std::vector<RecipeFault> out;
+  for (const RecipeInfo* r : recipes_of(Expected::kCorrect)) {
+    out.push_back({r, std::nullopt});
+    for (FaultKind k : claims_for(*r).survives) out.push_back({r, k});
+  }
+  return out;
+}
+
+class CorrectRecipe : public ::testing::TestWithParam<RecipeFault> {};
+
+// A correct recipe, driven through generated scenarios whose fault plans use one fault kind
+// (or none), passes every property that applies to it; a failure shrinks and is reported.
+TEST_P(CorrectRecipe, PassesEveryPropertyUnderItsClaimedFault) {
+  const RecipeInfo& recipe = *GetParam().recipe;
+  const Claims claims = claims_for(recipe);
+  std::set<FaultKind> only;
+  if (GetParam().fault) only.insert(*GetParam().fault);
+  GenerateOptions o = generate_options(recipe, claims, only);
+  if (!GetParam().fault) o.faults.clear();
+  o.focus = o.faults;
+  o.wrap_percent = 0;  // the wrap has its own test
+  o.max_rounds = 5;
+  std::string last_report;
+  const std::string failure =
+      rc_check(::testing::UnitTest::GetInstance()->current_test_info()->name(), scaled(6), [&] {
+        const Scenario s = *rcgen::scenario(o);
+        const SeedOutcome so = run_scenario(recipe, claims, s);
+        if (so.first_violation() != nullptr) {
+          last_report = report(recipe, so);
+          RC_FAIL(std::string(to_string(so.first_violation()->property)) + " violated");
+        }
+      });
+  EXPECT_TRUE(failure.empty()) << failure << "\nshrunk scenario:\n" << last_report;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, CorrectRecipe, ::testing::ValuesIn(correct_cases()),
+                         [](const ::testing::TestParamInfo<RecipeFault>& info) {
+                           return test_name(
+                               info.param.recipe->name + "_" +
+                               (info.param.fault ? fault_name(*info.param.fault) : "no_faults"));
+                         });
+
+class CorrectRecipeWrap : public ::testing::TestWithParam<const RecipeInfo*> {};
+
+// A correct recipe keeps every property when its lock directory's sequence counter crosses the
+// signed 32-bit wrap (2147483647 is followed by -2147483648) during the run.
+TEST_P(CorrectRecipeWrap, PassesAcrossTheSequenceWrap) {
+  const RecipeInfo& recipe = *GetParam();
+  const Claims claims = claims_for(recipe);
+  GenerateOptions o = generate_options(recipe, claims, {});
+  o.faults.clear();
+  o.focus.clear();
+  o.wrap_percent = 100;
+  std::string last_report;
+  const std::string failure = rc_check("wrap/" + recipe.name, scaled(10), [&] {
+    const Scenario s = *rcgen::scenario(o);
+    const SeedOutcome so = run_scenario(recipe, claims, s);
+    if (so.first_violation() != nullptr) {
+      last_report = report(recipe, so);
+      RC_FAIL(std::string(to_string(so.first_violation()->property)) + " violated");
+    }
+  });
+  EXPECT_TRUE(failure.empty()) << failure << "\nshrunk scenario:\n" << last_report;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, CorrectRecipeWrap,
+                         ::testing::ValuesIn(recipes_of(Expected::kCorrect)),
+                         [](const ::testing::TestParamInfo<const RecipeInfo*>& info) {
+                           return test_name(info.param->name);
+                         });
+
+// ---- broken variants -------------------------------------------------------------------------
+
+class BrokenVariant : public ::testing::TestWithParam<const RecipeInfo*> {};
+
+// Each deliberately broken variant is caught by the property its claims name, within the
+// first 200 seeds of `lockstep check` (the canary that proves the suite bites).
+TEST_P(BrokenVariant, IsCaughtByItsExpectedProperty) {
+  const RecipeInfo& recipe = *GetParam();
+  const Claims claims = claims_for(recipe);
+  ASSERT_TRUE(claims.must_violate.has_value())
+      << recipe.name << " has no expected property in properties/claims.cc";
+  const uint64_t budget = 200;
+  for (uint64_t seed = 1; seed <= budget; ++seed) {
+    const SeedOutcome so = run_seed(recipe, claims, seed);
+    const Verdict* v = so.verdict(*claims.must_violate);
+    if (v != nullptr && !v->ok) {
+      SUCCEED() << recipe.name << " caught at seed " << seed << ": " << v->message;
+      return;
+    }
+  }
+  ADD_FAILURE() << recipe.name << ": " << to_string(*claims.must_violate)
+                << " was never violated in " << budget << " seeds";
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, BrokenVariant,
+                         ::testing::ValuesIn(recipes_of(Expected::kBroken)),
+                         [](const ::testing::TestParamInfo<const RecipeInfo*>& info) {
+                           return test_name(info.param->name);
+                         });
+
+// A broken variant's RapidCheck failure shrinks to a small scenario: two or three clients, a
+// round or two, no faults (broken/sort-by-name needs nothing but two contenders).
+TEST(Shrinking, BrokenVariantShrinksToASmallScenario) {
+  const RecipeInfo* recipe = recipes::find_recipe("broken/sort-by-name");
+  ASSERT_NE(recipe, nullptr);
+  const Claims claims = claims_for(*recipe);
+  GenerateOptions o = generate_options(*recipe, claims, {});
+  o.faults = {FaultKind::kConnectionLoss, FaultKind::kDelay};  // noise the shrinker must drop
+  o.focus.clear();
+  std::optional<Scenario> smallest;
+  const std::string failure = rc_check("shrink/sort-by-name", 100, [&] {
+    const Scenario s = *rcgen::scenario(o);
+    const SeedOutcome so = run_scenario(*recipe, claims, s);
+    const Verdict* v = so.verdict(Property::kMutualExclusion);
+    if (v != nullptr && !v->ok) {
+      smallest = s;
+      RC_FAIL("mutual exclusion violated");
+    }
+  });
+  ASSERT_FALSE(failure.empty()) << "the broken variant was not caught in 100 scenarios";
+  ASSERT_TRUE(smallest.has_value());
+  EXPECT_LE(smallest->workload.clients, 3u) << describe(*smallest);
+  EXPECT_LE(smallest->workload.rounds, 2u) << describe(*smallest);
+  EXPECT_LE(smallest->faults.size(), 1u) << describe(*smallest);
+}
+
+// ---- pauses: belief breaks, fencing holds ------------------------------------------------------
+
+// A holder paused past its session timeout still believes it holds when the next client is
+// granted: strict belief-level exclusion breaks (as it must), while fenced safety and the
+// informed form of exclusion hold, and the resource rejects the paused holder's stale token.
+TEST(Pause, BreaksBeliefLevelExclusionButNotFencedSafety) {
+  const RecipeInfo* recipe = recipes::find_recipe("fair-mutex");
+  ASSERT_NE(recipe, nullptr);
+  int broken_beliefs = 0;
+  int rejected_stale = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    Scenario s;
+    s.seed = seed;
+    s.workload.clients = 2;
+    s.workload.rounds = 2;
+    s.workload.think_max = zk::milliseconds(2);
+    s.workload.hold_min = zk::milliseconds(20);
+    s.workload.hold_max = zk::milliseconds(20);
+    sim::Fault pause;
+    pause.kind = FaultKind::kPause;
+    pause.at = zk::Time{} + zk::milliseconds(8);
+    pause.client = 1 + static_cast<uint32_t>(seed % 2);
+    pause.duration = s.session_timeout * 2;
+    s.faults.push_back(pause);
+    finish_scenario(&s);
+    const RunResult run = run_in_sim(recipe->make, s);
+    const Verdict strict = check_mutual_exclusion(run.history, recipe->kind, 1, false);
+    const Verdict informed = check_mutual_exclusion(run.history, recipe->kind, 1, true);
+    const Verdict fenced = check_fenced_safety(run.history);
+    EXPECT_TRUE(fenced.ok) << "seed " << seed << ": " << fenced.message;
+    EXPECT_TRUE(informed.ok) << "seed " << seed << ": " << informed.message;
+    if (!strict.ok) ++broken_beliefs;
+    for (const Event& e : run.history.events()) {
+      if ((e.op == Op::kEnter || e.op == Op::kLeave) && e.type == Type::kFail) {
+        ++rejected_stale;
+        break;
+      }
+    }
+  }
+  EXPECT_GT(broken_beliefs, 0) << "no seed made a paused holder overlap the next one";
+  EXPECT_GT(rejected_stale, 0) << "the resource never had to reject a stale token";
+}
+
+// ---- determinism -------------------------------------------------------------------------------
+
+// Running the same recipe and scenario twice gives the same history and the same event-log
+// hash, for every recipe in the registry.
+TEST(Determinism, SameScenarioSameHistory) {
+  for (const RecipeInfo& r : recipes::registry()) {
+    const Claims claims = claims_for(r);
+    const Scenario s = generate_scenario(7, generate_options(r, claims, {}));
+    const RunResult a = run_in_sim(r.make, s);
+    const RunResult b = run_in_sim(r.make, s);
+    EXPECT_EQ(a.log_hash, b.log_hash) << r.name;
+    EXPECT_EQ(a.history.to_text(), b.history.to_text()) << r.name;
+    EXPECT_GT(a.history.size(), 0u) << r.name;
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::properties
