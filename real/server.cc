@@ -98,6 +98,23 @@ std::string mode_of(const std::string& srvr) {
 
 void drop_log_line(const char*) {}
 
+// Removes the directories of clusters whose test process died without running its
+// destructors (SIGKILL, abort): their servers died with them (PR_SET_PDEATHSIG), their
+// directories did not. A directory without an owner file is being created: left alone.
+void sweep_orphaned_dirs() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/tmp", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("lockstep-zk-", 0) != 0) continue;
+    std::ifstream owner(entry.path() / "owner.pid");
+    long pid = 0;
+    if (!(owner >> pid) || pid <= 0) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::filesystem::remove_all(entry.path(), ec);
+    }
+  }
+}
+
 }  // namespace
 
 int free_port() { return free_ports(1).front(); }
@@ -159,6 +176,7 @@ Cluster::~Cluster() {
 
 Cluster::StartResult Cluster::start(ClusterOptions options) {
   StartResult result;
+  sweep_orphaned_dirs();
   for (const std::string& jar : split(options.classpath, ':')) {
     if (!file_exists(jar)) {
       result.error =
@@ -177,6 +195,10 @@ Cluster::StartResult Cluster::start(ClusterOptions options) {
     return result;
   }
   c->dir_ = tmpl;
+  {
+    std::ofstream owner(c->dir_ + "/owner.pid");
+    owner << ::getpid() << "\n";
+  }
   const int n = c->options_.servers;
   const std::vector<int> ports = free_ports(static_cast<size_t>(3 * n));
   for (int i = 0; i < n; ++i) {

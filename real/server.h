@@ -15,7 +15,8 @@
 // If the test process itself dies, each child gets SIGKILL from the kernel
 // (prctl(PR_SET_PDEATHSIG), armed in the child after fork; the signal follows the *thread*
 // that forked, so start clusters from a thread that outlives them, e.g. the test's main
-// thread). Not thread-safe: one owner thread.
+// thread). The directory of a test process that died (it holds owner.pid) is removed by the
+// next Cluster::start. Not thread-safe: one owner thread.
 //
 // Faults available on a running cluster: stop / kill / restart of one server (restart reuses
 // its data directory, so the data tree and sessions survive as ZooKeeper persists them), kill

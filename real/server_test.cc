@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "real/test_support.h"
 
@@ -94,6 +98,27 @@ TEST(Cluster, ServerThatDiesAtStartIsReportedWithItsLog) {
   EXPECT_FALSE(r.cluster);
   EXPECT_NE(r.error.find("exited"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("ThisOptionDoesNotExist"), std::string::npos) << r.error;
+}
+
+// The directory left by a test process that died is removed by the next start, while a live
+// owner's directory stays: two fake directories name a reaped child and this process.
+TEST(Cluster, StartRemovesDirectoriesOfDeadOwners) {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);
+  char dead_tmpl[] = "/tmp/lockstep-zk-XXXXXX";
+  char live_tmpl[] = "/tmp/lockstep-zk-XXXXXX";
+  ASSERT_NE(::mkdtemp(dead_tmpl), nullptr);
+  ASSERT_NE(::mkdtemp(live_tmpl), nullptr);
+  std::ofstream(std::string(dead_tmpl) + "/owner.pid") << child << "\n";
+  std::ofstream(std::string(live_tmpl) + "/owner.pid") << ::getpid() << "\n";
+  ClusterOptions o;
+  o.classpath = "/nonexistent/zookeeper.jar";
+  EXPECT_FALSE(Cluster::start(o).cluster);
+  EXPECT_FALSE(path_exists(dead_tmpl));
+  EXPECT_TRUE(path_exists(live_tmpl));
+  std::filesystem::remove_all(live_tmpl);
 }
 
 }  // namespace
