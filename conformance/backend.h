@@ -44,6 +44,7 @@
 //   5. Deterministic on the simulator: same factory, same test => same event log.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -106,6 +107,24 @@ class Backend {
   // Feature kSetSequenceCounter: the next sequence number `parent` hands out becomes `next`.
   // REQUIRES: supports(Feature::kSetSequenceCounter); `parent` exists.
   virtual void set_sequence_counter(std::string_view parent, int32_t next) = 0;
+
+  // ---- optional capabilities added after the first version (defaults: unsupported) ----
+  // They are virtuals with defaults rather than Feature values so that adding one never breaks
+  // a backend's build (a switch over Feature without the new case fails under -Werror).
+
+  // Whether partition() works.
+  virtual bool supports_partition() const { return false; }
+  // Cuts `s`'s client off from every server for `d` of the backend's time, starting now: no
+  // request, reply or heartbeat passes and no connection is closed (the client notices only by
+  // its own read timeout); then the network heals by itself. Returns at once; the partition
+  // plays out while run() / idle() drive time. Simulator: FaultKind::kPartition. Real server:
+  // the session's proxy in black-hole mode, lifted by a timer on the loop.
+  // REQUIRES: supports_partition().
+  virtual void partition(zk::Session& s, zk::Duration d) {
+    (void)s;
+    (void)d;
+    assert(false && "partition() on a backend that does not support it");
+  }
 };
 
 // How the suite makes one Backend per test. `name` becomes part of the gtest name

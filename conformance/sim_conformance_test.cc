@@ -108,6 +108,16 @@ class SimBackend final : public Backend {
     world_.set_sequence_counter(parent, next);
   }
 
+  bool supports_partition() const override { return true; }
+  void partition(zk::Session& s, zk::Duration d) override {
+    sim::Fault f;
+    f.kind = sim::FaultKind::kPartition;
+    f.at = world_.now();
+    f.client = as_client(s).index();
+    f.duration = d;
+    world_.inject(f);
+  }
+
  private:
   static zk::Task<void> close_body(zk::Session* s, zk::Error* out) {
     zk::Status st = co_await s->close();

@@ -220,5 +220,70 @@ TEST_P(ConformanceTest, AnExpiredClientLearnsOnlyTheSessionEventAndThenEveryCall
   run(victim, learn_expiry_body(&victim, events, w, root));
 }
 
+// ---- expiry by timeout (needs Backend::partition) ----
+
+struct TimeoutVictim {
+  zk::SessionEvents events;
+  Watch own;       // the victim's exists() watch on its own ephemeral
+  Watch observed;  // the observer's exists() watch on the victim's ephemeral
+};
+
+Task<void> setup_timeout_body(Session* victim, Session* observer, std::string root,
+                              TimeoutVictim* t) {
+  const std::string e = child_path(root, "e");
+  t->events = victim->subscribe();
+  CO_ASSERT_OK(co_await victim->create(e, "", CreateMode::kEphemeral));
+  CO_ASSERT_OK(co_await victim->exists(e, &t->own));
+  CO_ASSERT_TRUE(co_await catch_up(observer, e));
+  CO_ASSERT_OK(co_await observer->exists(e, &t->observed));
+}
+
+Task<void> observe_timeout_body(Session* observer, std::string root, TimeoutVictim* t) {
+  // No heartbeat reaches the server, so it expires the session after about its timeout, long
+  // before the partition heals: the observer sees the ephemeral go.
+  auto ev = co_await wait_event(t->observed, observer);
+  CO_ASSERT_OK(ev);
+  EXPECT_EQ(ev.value.type, EventType::kDeleted);
+  CO_ASSERT_TRUE(co_await catch_up(observer, root));
+  EXPECT_EQ((co_await observer->exists(child_path(root, "e"))).error, Error::kNoNode);
+}
+
+Task<void> victim_learns_body(Session* victim, std::string root, TimeoutVictim* t) {
+  // The victim first notices the silence (kConnecting), and learns kExpired only once the
+  // network heals and it reaches a server; it never gets its session back.
+  std::vector<SessionState> states;
+  for (int i = 0; i < 16; ++i) {
+    auto ev = co_await t->events.next(victim->context().now() + kEventWait);
+    CO_ASSERT_OK(ev);
+    states.push_back(ev.value.state);
+    if (ev.value.state == SessionState::kExpired) break;
+  }
+  CO_ASSERT_TRUE(!states.empty());
+  EXPECT_EQ(states.front(), SessionState::kConnecting);
+  EXPECT_EQ(states.back(), SessionState::kExpired);
+  for (SessionState s : states) EXPECT_NE(s, SessionState::kConnected);
+  co_await expect_only_session_events(t->own, victim, "victim's watch on its own ephemeral");
+  EXPECT_FALSE(t->own.fired());
+  co_await calls_fail_body(victim, SessionState::kExpired, root);
+}
+
+TEST_P(ConformanceTest, ASilentClientIsExpiredByTheServerAndLearnsItOnlyAfterHealing) {
+  // The victim (1 s session) is partitioned from every server for 5 s: the server expires it
+  // by timeout (the observer's watch on its ephemeral fires kDeleted); the victim sees
+  // kConnecting, then kExpired once it reaches a server again, never kConnected; its own watch
+  // reports only session events and its calls fail with kInvalidState.
+  if (!backend().supports_partition()) {
+    GTEST_SKIP() << "backend " << backend().name() << " cannot partition a client";
+  }
+  Session& victim = open(zk::seconds(1));
+  Session& observer = open();
+  const std::string root = backend().fresh_root();
+  TimeoutVictim t;
+  run(victim, setup_timeout_body(&victim, &observer, root, &t));
+  backend().partition(victim, zk::seconds(5));
+  run(observer, observe_timeout_body(&observer, root, &t));
+  run(victim, victim_learns_body(&victim, root, &t));
+}
+
 }  // namespace
 }  // namespace lockstep::conformance
