@@ -116,7 +116,7 @@ zk::Future<R> ClientImpl::submit(Request req, zk::Watch* watch, zk::WatchKind ki
     return zk::Future<R>::ready(R::failure(Error::kInvalidState));
   }
   const bool seq = req.op == Op::kCreate && zk::is_sequential(req.mode);
-  if (!valid_path(seq ? req.path + "1" : req.path)) {
+  if (!valid_path(req.path, seq)) {
     return zk::Future<R>::ready(R::failure(Error::kBadArguments));
   }
   zk::Promise<R> promise;
@@ -157,7 +157,7 @@ void ClientImpl::send(Pending& p) {
   assert(c != nullptr);
   UpMsg m;
   m.type = UpType::kRequest;
-  m.req = p.req;
+  m.req = std::move(p.req);  // keeps op/xid/flags; the server echoes the path back
   w_.send_up(*c, std::move(m));
 }
 
@@ -286,7 +286,7 @@ void ClientImpl::register_watch(Pending& p, Error err) {
     reg = p.req.op == Op::kGetChildren ? &child_watches_ : &data_watches_;
   }
   if (reg == nullptr) return;
-  (*reg)[p.req.path].push_back(p.watch);
+  (*reg)[p.watch.path()].push_back(p.watch);
   p.watch.set_armed(true);
 }
 
@@ -317,18 +317,15 @@ void ClientImpl::complete(Pending& p, DownMsg& m) {
 }
 
 void ClientImpl::on_reply(DownMsg& m) {
-  if (w_.options().java_reply_limit && m.size() > w_.options().packet_limit_bytes) {
+  if (w_.options().java_reply_limit && m.frame_bytes() > w_.options().packet_limit_bytes) {
     return lose_connection("reply over the packet limit");
   }
   assert(!pending_.empty() && pending_.front().sent && pending_.front().req.xid == m.xid);
   Pending p = std::move(pending_.front());
   pending_.pop_front();
   if (m.zxid > last_zxid_) last_zxid_ = m.zxid;
-  w_.log(index_, "reply", static_cast<uint64_t>(m.op), static_cast<uint64_t>(m.err),
-         m.op == Op::kCreate && m.err == Error::kOk ? m.path : p.req.path, [&] {
-           return std::string(op_name(m.op)) + " " + zk::error_name(m.err) + " " +
-                  (m.op == Op::kCreate && m.err == Error::kOk ? m.path : p.req.path);
-         });
+  w_.log(index_, "reply", static_cast<uint64_t>(m.op), static_cast<uint64_t>(m.err), m.path,
+         [&] { return std::string(op_name(m.op)) + " " + zk::error_name(m.err) + " " + m.path; });
   complete(p, m);
 }
 

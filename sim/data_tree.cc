@@ -1,5 +1,6 @@
 #include "sim/data_tree.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "zk/random.h"
@@ -8,23 +9,83 @@ namespace lockstep::sim {
 
 using zk::Error;
 
-bool valid_path(std::string_view p) {
+namespace {
+
+// Decodes one UTF-8 code point at s[*i] (advancing *i); -1 for bytes that are not UTF-8.
+int32_t next_code_point(std::string_view s, size_t* i) {
+  const auto lead = static_cast<unsigned char>(s[(*i)++]);
+  if (lead < 0x80) return lead;
+  int extra = 0;
+  int32_t cp = 0;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    extra = 1;
+    cp = lead & 0x1f;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    extra = 2;
+    cp = lead & 0x0f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    extra = 3;
+    cp = lead & 0x07;
+  } else {
+    return -1;
+  }
+  for (int k = 0; k < extra; ++k) {
+    if (*i >= s.size()) return -1;
+    const auto b = static_cast<unsigned char>(s[*i]);
+    if ((b & 0xc0) != 0x80) return -1;
+    cp = (cp << 6) | (b & 0x3f);
+    ++*i;
+  }
+  static constexpr int32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+  return cp < kMin[extra] ? -1 : cp;
+}
+
+// The server checks names as Java strings: controls, C1 controls, surrogates (so anything
+// outside the BMP), private use and U+FFF0..U+FFFF are refused; undecodable bytes become
+// U+FFFD and are refused too.
+bool allowed_code_point(int32_t cp) {
+  if (cp < 0 || cp >= 0x10000) return false;
+  if (cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f)) return false;
+  if (cp >= 0xd800 && cp <= 0xf8ff) return false;
+  return cp < 0xfff0;
+}
+
+}  // namespace
+
+bool valid_path(std::string_view p, bool sequential) {
   if (p.empty() || p.front() != '/') return false;
   if (p.size() == 1) return true;
-  if (p.back() == '/') return false;
+  if (p.back() == '/') {
+    if (!sequential) return false;
+    p.remove_suffix(1);  // "/a/" + suffix is "/a/0000000000"
+    if (p.back() == '/') return false;
+  }
   size_t start = 1;
   while (start <= p.size()) {
     size_t end = p.find('/', start);
     if (end == std::string_view::npos) end = p.size();
     const std::string_view part = p.substr(start, end - start);
     if (part.empty() || part == "." || part == "..") return false;
-    for (char ch : part) {
-      const auto u = static_cast<unsigned char>(ch);
-      if (u <= 0x1f || u == 0x7f) return false;  // control characters, NUL included
+    for (size_t i = 0; i < part.size();) {
+      if (!allowed_code_point(next_code_point(part, &i))) return false;
     }
     start = end + 1;
   }
   return true;
+}
+
+void append_sequence(std::string* out, int32_t seq) {
+  char buf[12];
+  int64_t v = seq;
+  const bool negative = v < 0;
+  if (negative) v = -v;
+  int n = 0;
+  while (v > 0 || n < (negative ? 9 : 10)) {
+    buf[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  if (negative) out->push_back('-');
+  while (n > 0) out->push_back(buf[--n]);
 }
 
 std::string_view parent_of(std::string_view path) {
@@ -34,7 +95,19 @@ std::string_view parent_of(std::string_view path) {
 
 std::string_view name_of(std::string_view path) { return path.substr(path.rfind('/') + 1); }
 
-DataTree::DataTree(uint64_t salt) : salt_(salt) { nodes_.emplace("/", Node{}); }
+// The server's own /zookeeper subtree exists from the start, outside any transaction.
+DataTree::DataTree(uint64_t salt) : salt_(salt) {
+  Node root;
+  root.children.emplace(child_key("zookeeper"), "zookeeper");
+  root.stat.num_children = 1;
+  Node system;
+  for (const char* name : {"config", "quota"}) system.children.emplace(child_key(name), name);
+  system.stat.num_children = 2;
+  nodes_.emplace("/", std::move(root));
+  nodes_.emplace("/zookeeper", std::move(system));
+  nodes_.emplace("/zookeeper/config", Node{});
+  nodes_.emplace("/zookeeper/quota", Node{});
+}
 
 const Node* DataTree::find(std::string_view path) const {
   auto it = nodes_.find(path);
@@ -54,13 +127,15 @@ uint64_t DataTree::child_key(std::string_view name) const {
 Error DataTree::prepare_create(std::string_view path, std::string_view data, zk::CreateMode mode,
                                zk::SessionId owner, Txn* txn) const {
   const bool seq = zk::is_sequential(mode);
-  if (!valid_path(seq ? std::string(path) + "1" : std::string(path))) return Error::kBadArguments;
+  if (!valid_path(path, seq)) return Error::kBadArguments;
   if (path == "/") return Error::kNodeExists;
   const Node* parent = find(parent_of(path));
   if (parent == nullptr) return Error::kNoNode;
   if (parent->stat.ephemeral_owner.valid()) return Error::kNoChildrenForEphemerals;
-  std::string final_path(path);
-  if (seq) final_path += zk::format_sequence(zk::Sequence{parent->next_sequence});
+  std::string final_path;
+  final_path.reserve(path.size() + 11);
+  final_path.append(path);
+  if (seq) append_sequence(&final_path, parent->next_sequence);
   if (find(final_path) != nullptr) return Error::kNodeExists;
   txn->type = TxnType::kCreate;
   txn->path = std::move(final_path);
@@ -70,7 +145,7 @@ Error DataTree::prepare_create(std::string_view path, std::string_view data, zk:
 }
 
 Error DataTree::prepare_delete(std::string_view path, zk::Version version, Txn* txn) const {
-  if (!valid_path(path) || path == "/") return Error::kBadArguments;
+  if (!valid_path(path) || path == "/" || path == "/zookeeper") return Error::kBadArguments;
   const Node* node = find(path);
   if (node == nullptr) return Error::kNoNode;
   if (version != zk::kAnyVersion && version != node->stat.version) return Error::kBadVersion;
@@ -96,8 +171,10 @@ void DataTree::prepare_kill(zk::SessionId session, Txn* txn) const {
   txn->type = TxnType::kKillSession;
   txn->session = session;
   txn->paths.clear();
-  auto it = ephemerals_.find(session.value);
-  if (it != ephemerals_.end()) txn->paths.assign(it->second.begin(), it->second.end());
+  for (const auto& [path, node] : nodes_) {
+    if (node.stat.ephemeral_owner == session) txn->paths.push_back(path);
+  }
+  std::sort(txn->paths.begin(), txn->paths.end());  // the hash map's order must not leak
 }
 
 void DataTree::apply(const Txn& txn, std::vector<Trigger>* triggers) {
@@ -130,7 +207,6 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
   node.stat.ephemeral_owner = txn.session;
   node.stat.data_length = static_cast<int32_t>(txn.data.size());
   nodes_.emplace(txn.path, std::move(node));  // may rehash: `parent` is not used after this
-  if (txn.session.valid()) ephemerals_[txn.session.value].insert(txn.path);
   triggers->push_back(Trigger{txn.path, zk::EventType::kCreated});
   triggers->push_back(Trigger{parent_path, zk::EventType::kChildrenChanged});
 }
@@ -138,14 +214,6 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
 void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Trigger>* triggers) {
   auto it = nodes_.find(path);
   assert(it != nodes_.end());
-  const zk::SessionId owner = it->second.stat.ephemeral_owner;
-  if (owner.valid()) {
-    auto e = ephemerals_.find(owner.value);
-    if (e != ephemerals_.end()) {
-      e->second.erase(std::string(path));
-      if (e->second.empty()) ephemerals_.erase(e);
-    }
-  }
   nodes_.erase(it);
   const std::string_view parent_path = parent_of(path);
   Node* parent = find_mut(parent_path);

@@ -5,7 +5,8 @@
 // the watch triggers that the server fires. Owned by one simulated server; no I/O.
 //
 // Invariants:
-//   1. "/" always exists; every other node's parent exists.
+//   1. "/" and the server's /zookeeper (with config and quota) always exist; every other
+//      node's parent exists.
 //   2. An ephemeral node has no children; ephemeral_owner is its session.
 //   3. A parent's next sequence counts every child create applied under it (wrapping as a
 //      signed 32-bit int); deletes never move it. cversion counts creates and deletes.
@@ -29,8 +30,11 @@
 namespace lockstep::sim {
 
 // ZooKeeper's PathUtils.validatePath: absolute, no trailing '/', no empty, "." or ".."
-// components, no control characters (NUL included).
-bool valid_path(std::string_view path);
+// components, and only characters the server accepts (see allowed_code_point in the .cc).
+// With `sequential`, the path may end in '/' (the server appends the suffix).
+bool valid_path(std::string_view path, bool sequential = false);
+// %010d, as the server formats a sequential suffix (zk::format_sequence without snprintf).
+void append_sequence(std::string* out, int32_t seq);
 std::string_view parent_of(std::string_view path);  // "/" for "/a"
 std::string_view name_of(std::string_view path);    // "a" for "/x/a"
 
@@ -89,7 +93,6 @@ class DataTree {
   void apply_set(const Txn& txn, std::vector<Trigger>* triggers);
 
   std::unordered_map<std::string, Node, Hash, std::equal_to<>> nodes_;  // lookups only
-  std::map<uint64_t, std::set<std::string>> ephemerals_;                // by session id
   uint64_t salt_;
 };
 

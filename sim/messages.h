@@ -50,7 +50,8 @@ struct Request {
   zk::Version version = zk::kAnyVersion;
   bool watch = false;
   bool lose_reply = false;  // FaultKind::kLoseNextReply marked it
-  size_t size() const { return path.size() + data.size(); }
+  // The request frame as the C client encodes it (jute): what jute.maxbuffer limits.
+  size_t frame_bytes() const;
 };
 
 // The paths a reconnecting client re-registers (ZooKeeper's SetWatches).
@@ -89,9 +90,9 @@ struct DownMsg {
   zk::Stat stat;
   std::vector<std::string> children;
   zk::EventType event = zk::EventType::kSession;
-  zk::SessionId session;  // kConnected
-  zk::Duration timeout;   // kConnected
-  size_t size() const;
+  zk::SessionId session;       // kConnected
+  zk::Duration timeout;        // kConnected
+  size_t frame_bytes() const;  // approximate reply frame (the Java client's limit)
 };
 
 // A request the server received and has not answered yet.

@@ -21,9 +21,27 @@ const char* op_name(Op op) {
   return "?";
 }
 
-size_t DownMsg::size() const {
-  size_t n = path.size() + data.size();
-  for (const std::string& c : children) n += c.size() + 4;
+size_t Request::frame_bytes() const {
+  const size_t header = 8;  // xid, type
+  const size_t p = 4 + path.size();
+  switch (op) {
+    case Op::kCreate: return header + p + 4 + data.size() + 27 + 4;  // acl world:anyone, flags
+    case Op::kDelete: return header + p + 4;                         // version
+    case Op::kSetData: return header + p + 4 + data.size() + 4;
+    case Op::kExists:
+    case Op::kGetData:
+    case Op::kGetChildren: return header + p + 1;  // watch flag
+    case Op::kSync: return header + p;
+    case Op::kClose: return header;
+  }
+  return header + p;
+}
+
+size_t DownMsg::frame_bytes() const {
+  const size_t header = 16;  // xid, zxid, err
+  const size_t stat_bytes = 68;
+  size_t n = header + 4 + path.size() + 4 + data.size() + stat_bytes + 4;
+  for (const std::string& c : children) n += 4 + c.size();
   return n;
 }
 
@@ -38,17 +56,17 @@ Duration World::Impl::latency(uint32_t client_index) {
 }
 
 Connection* World::Impl::conn(uint64_t id) {
-  auto it = conns_.find(id);
-  return it == conns_.end() ? nullptr : it->second.get();
+  return id < conns_.size() ? conns_[id].get() : nullptr;
 }
 
 Connection& World::Impl::open_connection(uint32_t client_index, uint32_t server_id) {
   auto c = std::make_unique<Connection>();
-  c->id = next_conn_++;
+  if (conns_.empty()) conns_.emplace_back();  // id 0 means "no connection"
+  c->id = conns_.size();
   c->client = client_index;
   c->server = server_id;
   Connection& ref = *c;
-  conns_.emplace(ref.id, std::move(c));
+  conns_.push_back(std::move(c));
   return ref;
 }
 
@@ -137,8 +155,8 @@ void World::Impl::server_close(Connection& c, bool tell_client, std::string_view
 }
 
 void World::Impl::rearm_channels(uint32_t client_index) {
-  for (auto& [id, c] : conns_) {
-    if (c->client != client_index) continue;
+  for (auto& c : conns_) {
+    if (c == nullptr || c->client != client_index) continue;
     if (c->server_open && !c->up.empty()) {
       c->up_last = std::max(c->up_last, now() + latency(client_index));
       push_delivery(*c, true, c->up_last, c->up.back().seq);

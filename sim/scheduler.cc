@@ -18,8 +18,14 @@ bool later(const Event& x, const Event& y) {
 Scheduler::Scheduler(Strategy* strategy, EventLog* log) : strategy_(strategy), log_(log) {}
 
 uint64_t Scheduler::push(Event e) {
-  if (e.at < now_) e.at = now_;
   e.seq = ++seq_;
+  if (e.at <= now_) {
+    // Due now: straight to the candidates. The heap holds nothing due at now_ once the clock
+    // got here (next() drains it), so ready_ stays in insertion order.
+    e.at = now_;
+    ready_.push_back(e);
+    return e.seq;
+  }
   heap_.push_back(e);
   std::push_heap(heap_.begin(), heap_.end(), later);
   return e.seq;

@@ -55,7 +55,7 @@ void World::Impl::server_receive(Connection& c, UpMsg& m) {
   Server& s = server(c.server);
   if (!serving(s)) return server_close(c, true, "server not serving");
   if (m.type == UpType::kConnect) return server_connect(c, m);
-  if (m.req.size() > opt_.packet_limit_bytes) {
+  if (m.req.frame_bytes() > opt_.packet_limit_bytes) {
     return server_close(c, true, "request over the packet limit");
   }
   if (!c.session.valid() || sessions_.count(c.session.value) == 0) {
@@ -164,8 +164,8 @@ void World::Impl::forward(Connection& c, ServerEntry& e) {
   rep.type = DownType::kReply;
   rep.xid = r.xid;
   rep.op = r.op;
-  rep.path = r.path;
   e.target = zxid_;
+  if (r.op == Op::kSync || r.op == Op::kClose) rep.path = std::move(r.path);
   if (r.op == Op::kSync) return;
   Txn txn;
   if (r.op == Op::kClose) {
@@ -190,12 +190,14 @@ void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
     default: assert(false && "not a mutation");
   }
   e.reply.err = err;
-  if (err != Error::kOk) return;
-  const std::string path = txn->path;
+  if (err != Error::kOk) {
+    e.reply.path = std::move(e.req.path);
+    return;
+  }
+  e.reply.path = txn->path;
   e.target = commit(std::move(*txn));
-  const Node* n = leader().tree.find(path);
+  const Node* n = leader().tree.find(e.reply.path);
   if (n != nullptr) e.reply.stat = n->stat;
-  e.reply.path = path;
 }
 
 zk::Zxid World::Impl::commit(Txn txn) {
@@ -203,7 +205,6 @@ zk::Zxid World::Impl::commit(Txn txn) {
   txn.zxid = zxid_;
   txn.time = now();
   if (txn.type == TxnType::kDelete || (txn.type == TxnType::kKillSession && !txn.paths.empty())) {
-    herd_index_.emplace(zxid_.value, herd_.size());
     herd_.push_back(
         HerdRecord{zxid_, txn.type == TxnType::kDelete ? txn.path : txn.paths[0], 0, 0});
   }
@@ -255,6 +256,7 @@ void World::Impl::apply_at(Server& s, const Txn& txn) {
   s.tree.apply(txn, &triggers_);
   s.applied = txn.zxid;
   for (const Trigger& t : triggers_) fire(s, t, txn.zxid);  // fire() never applies
+  if (s.blocked.empty()) return;
   std::vector<uint64_t> blocked(s.blocked.begin(), s.blocked.end());
   for (uint64_t id : blocked) {
     if (Connection* c = conn(id)) pump(*c);
@@ -323,25 +325,25 @@ void World::Impl::pump(Connection& c) {
   s.blocked.erase(c.id);
 }
 
-DownMsg World::Impl::execute_read(Server& s, const Connection& c, const Request& r) {
+DownMsg World::Impl::execute_read(Server& s, const Connection& c, Request& r) {
   DownMsg m;
   m.type = DownType::kReply;
   m.xid = r.xid;
   m.op = r.op;
-  m.path = r.path;
   const Node* n = s.tree.find(r.path);
   if (n == nullptr) {
     m.err = Error::kNoNode;
     if (r.watch && r.op == Op::kExists) s.data_watches[r.path].insert(c.session.value);
-    return m;
+  } else {
+    m.stat = n->stat;
+    if (r.op == Op::kGetData) m.data = n->data;
+    if (r.op == Op::kGetChildren) m.children = s.tree.children_in_order(*n);
+    if (r.watch) {
+      WatchTable& t = r.op == Op::kGetChildren ? s.child_watches : s.data_watches;
+      t[r.path].insert(c.session.value);
+    }
   }
-  m.stat = n->stat;
-  if (r.op == Op::kGetData) m.data = n->data;
-  if (r.op == Op::kGetChildren) m.children = s.tree.children_in_order(*n);
-  if (r.watch) {
-    WatchTable& t = r.op == Op::kGetChildren ? s.child_watches : s.data_watches;
-    t[r.path].insert(c.session.value);
-  }
+  m.path = std::move(r.path);
   return m;
 }
 
@@ -404,8 +406,8 @@ void World::Impl::server_restart_begin(uint32_t server_id) {
   if (!s.up) return;
   s.up = false;
   ++servers_down_;
-  for (auto& [id, c] : conns_) {
-    if (c->server_open && !serving(server(c->server))) {
+  for (auto& c : conns_) {
+    if (c != nullptr && c->server_open && !serving(server(c->server))) {
       server_close(*c, true, "server down");
     }
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "sim/data_tree.h"
 #include "sim/sim_test_util.h"
 #include "sim/world.h"
 
@@ -88,6 +89,17 @@ TEST(TreeTest, SequenceCounter) {
   EXPECT_EQ(
       await_result(w, c, c.create("/l/n-", "", CreateMode::kPersistentSequential))->value.path,
       "/l/n--2147483648");
+}
+
+// The simulator's own suffix formatting agrees with zk::format_sequence (%010d) everywhere,
+// including both ends of the signed range.
+TEST(TreeTest, SequenceFormatting) {
+  for (int32_t v :
+       {0, 7, 42, 999999999, 1000000000, INT32_MAX, -1, -7, -999999999, -1000000000, INT32_MIN}) {
+    std::string s;
+    append_sequence(&s, v);
+    EXPECT_EQ(s, zk::format_sequence(zk::Sequence{v})) << v;
+  }
 }
 
 // Ephemeral nodes cannot have children and carry their session as owner.

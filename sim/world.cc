@@ -85,10 +85,8 @@ void World::Impl::dispatch(const Event& e) {
 
 void World::Impl::bury() {
   for (uint64_t id : graveyard_) {
-    auto it = conns_.find(id);
-    if (it != conns_.end() && !it->second->client_open && !it->second->server_open) {
-      conns_.erase(it);
-    }
+    Connection* c = conn(id);
+    if (c != nullptr && !c->client_open && !c->server_open) conns_[id].reset();
   }
   graveyard_.clear();
 }
@@ -119,15 +117,21 @@ bool World::Impl::run_until_idle(Time limit) {
 // nothing to do (no request outstanding and no coroutine ready to run), i.e. it parked on a
 // watch or a sleep.
 void World::Impl::herd_notified(ClientImpl& c, zk::Zxid zxid) {
-  auto it = herd_index_.find(zxid.value);
-  if (it == herd_index_.end()) return;
-  herd_[it->second].notifications++;
+  HerdRecord* r = herd_record(zxid);
+  if (r == nullptr) return;
+  r->notifications++;
   c.herd_zxid = zxid;
 }
 
 void World::Impl::herd_request(zk::Zxid zxid) {
-  auto it = herd_index_.find(zxid.value);
-  if (it != herd_index_.end()) herd_[it->second].requests_caused++;
+  if (HerdRecord* r = herd_record(zxid)) r->requests_caused++;
+}
+
+HerdRecord* World::Impl::herd_record(zk::Zxid zxid) {
+  if (zxid.value == 0) return nullptr;
+  auto it = std::lower_bound(herd_.begin(), herd_.end(), zxid,
+                             [](const HerdRecord& r, zk::Zxid z) { return r.zxid < z; });
+  return it != herd_.end() && it->zxid == zxid ? &*it : nullptr;
 }
 
 std::optional<NodeView> World::Impl::node_on(uint32_t server_id, std::string_view path) const {

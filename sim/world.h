@@ -164,9 +164,10 @@ struct WorldOptions {
   Duration latency_max = zk::microseconds(900);
   uint32_t latency_buckets = 4;  // latency is chosen among this many evenly spaced values
   Duration reconnect_delay = zk::milliseconds(10);  // client back-off before a reconnect try
-  size_t packet_limit_bytes = 1 << 20;  // jute.maxbuffer: a larger request drops the connection
-  bool java_reply_limit = false;        // model Java clients: a reply over the limit is lost
-  bool record_log = true;               // keep text lines (the hash is always computed)
+  // jute.maxbuffer (0xfffff): a request frame larger than this drops the connection.
+  size_t packet_limit_bytes = (1 << 20) - 1;
+  bool java_reply_limit = false;  // model Java clients: a reply over the limit is lost
+  bool record_log = true;         // keep text lines (the hash is always computed)
 };
 
 struct ClientOptions {

@@ -120,7 +120,7 @@ class World::Impl final : public EventFilter {
               zk::Zxid zxid);
   void drop_watches(Server& s, uint64_t session);
   void pump(Connection& c);
-  DownMsg execute_read(Server& s, const Connection& c, const Request& r);
+  DownMsg execute_read(Server& s, const Connection& c, Request& r);  // consumes r.path
   bool is_heard(const SessionRec& s);
   void arm_expiry(SessionRec& s, Time last_heard);
   void expire_event(const Event& e);
@@ -140,14 +140,13 @@ class World::Impl final : public EventFilter {
   zk::Zxid zxid_;
   std::deque<Txn> txlog_;  // committed, not yet applied by every follower (ensembles only)
   uint32_t servers_down_ = 0;
-  std::map<uint64_t, std::unique_ptr<Connection>> conns_;
-  uint64_t next_conn_ = 1;
+  std::vector<std::unique_ptr<Connection>> conns_;  // by id, in id order; closed ones null
   std::vector<uint64_t> graveyard_;
   std::vector<std::unique_ptr<ClientImpl>> clients_;
   std::vector<Fault> faults_;
   std::vector<HerdRecord> herd_;
-  std::unordered_map<int64_t, size_t> herd_index_;  // zxid -> herd_ index (lookups only)
-  std::vector<Trigger> triggers_;                   // scratch
+  HerdRecord* herd_record(zk::Zxid zxid);  // by binary search: herd_ is in zxid order
+  std::vector<Trigger> triggers_;          // scratch
   uint64_t requests_total_ = 0;
   uint64_t events_executed_ = 0;
 };
