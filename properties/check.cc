@@ -332,8 +332,10 @@ int check_main(int argc, char** argv, std::ostream& out, std::ostream& err, bool
 
   std::ostream* progress = o.interactive && !o.json ? &err : nullptr;
   const double t0 = host_seconds();
+  const double cpu0 = host_cpu_seconds();
   std::vector<RecipeResult> results = check_recipes_forked(todo, o, progress);
   const double elapsed = host_seconds() - t0;
+  const double cpu = host_cpu_seconds() - cpu0;
   if (progress != nullptr) *progress << "\r" << std::string(60, ' ') << "\r" << std::flush;
   uint64_t seeds = 0;
   uint64_t requests = 0;
@@ -344,18 +346,22 @@ int check_main(int argc, char** argv, std::ostream& out, std::ostream& err, bool
     all_expected = all_expected && r.as_expected();
   }
   const double per_second = elapsed > 0 ? static_cast<double>(seeds) / elapsed : 0;
+  const double per_cpu_second = cpu > 0 ? static_cast<double>(seeds) / cpu : 0;
   if (o.json) {
-    out << to_json(results, per_second).dump(2) << "\n";
+    nlohmann::json doc = to_json(results, per_second);
+    doc["seeds_per_cpu_second"] = per_cpu_second;
+    out << doc.dump(2) << "\n";
   } else {
     print_table(results, out);
     out << "\n";
     print_failures(results, o, out);
-    char buf[200];
+    char buf[300];
     std::snprintf(buf, sizeof buf,
-                  "\n%zu recipes, %llu scenarios (%llu simulated requests) in %.2fs: %.0f "
-                  "scenarios/s with %u job(s)\n",
+                  "\n%zu recipes, %llu scenarios (%llu simulated requests) in %.2fs with %u "
+                  "job(s): %.0f scenarios/s; %.2f CPU-s, %.0f scenarios per CPU-second\n",
                   results.size(), static_cast<unsigned long long>(seeds),
-                  static_cast<unsigned long long>(requests), elapsed, per_second, o.jobs);
+                  static_cast<unsigned long long>(requests), elapsed, o.jobs, per_second, cpu,
+                  per_cpu_second);
     out << buf;
     out << (all_expected ? "every recipe behaved as expected\n"
                          : "FAILED: a correct recipe failed or a broken variant was not caught\n");

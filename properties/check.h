@@ -83,6 +83,8 @@ int check_main(int argc, char** argv, std::ostream& out, std::ostream& err,
 // ---- check_host.cc: the non-deterministic host side ----
 // Seconds on a monotonic host clock (only for the seeds-per-second report).
 double host_seconds();
+// CPU seconds used by this process and its finished children (per-core throughput).
+double host_cpu_seconds();
 // Runs check_recipe for each recipe in `todo` over `jobs` forked workers and returns the
 // results in `todo`'s order. Falls back to running in this process when jobs <= 1 or fork
 // fails.

@@ -3,6 +3,7 @@
 // decision of a run. Each worker process runs whole recipes with check_recipe() (deterministic)
 // and sends its results back as one JSON line per recipe through a pipe, so the verdicts do
 // not depend on the number of jobs.
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,6 +77,18 @@ std::string read_all(int fd) {
 double host_seconds() {
   using Clock = std::chrono::steady_clock;  // lockstep-allow: report timing, not behaviour
   return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+double host_cpu_seconds() {
+  struct rusage self {};
+  struct rusage children {};
+  ::getrusage(RUSAGE_SELF, &self);
+  ::getrusage(RUSAGE_CHILDREN, &children);
+  auto secs = [](const struct timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+  };
+  return secs(self.ru_utime) + secs(self.ru_stime) + secs(children.ru_utime) +
+         secs(children.ru_stime);
 }
 
 std::vector<RecipeResult> check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo,
