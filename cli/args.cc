@@ -12,8 +12,8 @@ std::string Args::get(std::string_view name, std::string fallback) const {
 }
 
 const std::vector<const Command*>& commands() {
-  static const std::vector<const Command*> all = {&kCheckCommand, &kListCommand, &kVersionCommand,
-                                                  &kHelpCommand};
+  static const std::vector<const Command*> all = {&kCheckCommand, &kSelfCheckCommand, &kListCommand,
+                                                  &kVersionCommand, &kHelpCommand};
   return all;
 }
 

@@ -6,6 +6,8 @@
 // exports one `const Command`, so replacing `check` (today a simulator self-check) by the
 // property runner is replacing cli/cmd_check.cc.
 //
+// `check` is the property runner of properties/check.h, which parses its own flags (run_raw).
+//
 // Exit codes: 0 success, 1 the command ran and found a failure, 2 a usage error (unknown
 // subcommand, unknown flag, bad or missing value). A usage error always says what was wrong and
 // how to fix it. Single-threaded; no global state beyond the constant command table.
@@ -48,7 +50,10 @@ struct Command {
   std::vector<FlagSpec> flags;
   // Returns an exit code. Usage errors found after parsing (a value out of range) go through
   // usage_error() so they read like the parser's own.
-  int (*run)(const Command& self, const Args& args);
+  int (*run)(const Command& self, const Args& args) = nullptr;
+  // For a command that parses its own flags (and --help, and its own usage errors, exit 2):
+  // gets the arguments untouched, argv[0] being the command's name. Set either this or run.
+  int (*run_raw)(const std::vector<std::string>& argv) = nullptr;
 };
 
 // Every subcommand, in the order `lockstep help` lists them.
@@ -74,6 +79,7 @@ void print_command_usage(const Command& command, std::ostream& out);
 
 // The subcommands, each defined in its own cli/cmd_*.cc.
 extern const Command kCheckCommand;
+extern const Command kSelfCheckCommand;
 extern const Command kListCommand;
 extern const Command kVersionCommand;
 extern const Command kHelpCommand;

@@ -34,7 +34,7 @@ TEST(Cli, UnknownCommandExits2AndListsCommands) {
   Outcome r = run("frobnicate");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("unknown command 'frobnicate'"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("check list version help"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("check selfcheck list version help"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("lockstep help"), std::string::npos) << r.output;
 }
 
@@ -48,11 +48,20 @@ TEST(Cli, NoCommandExits2WithUsage) {
 
 // A flag the command does not have is a usage error naming the flag and the valid ones.
 TEST(Cli, UnknownFlagExits2AndNamesValidFlags) {
-  Outcome r = run("check --bogus");
+  Outcome r = run("selfcheck --bogus");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("unknown flag '--bogus'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("--seed --rounds"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("lockstep help check"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lockstep help selfcheck"), std::string::npos) << r.output;
+}
+
+// `check` hands its arguments to the property runner, whose usage errors also exit 2 and
+// point at its help.
+TEST(Cli, CheckUnknownFlagExits2) {
+  Outcome r = run("check --bogus");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("'--bogus'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lockstep check --help"), std::string::npos) << r.output;
 }
 
 // A single-dash option is rejected with the spelling lockstep wants.
@@ -64,14 +73,14 @@ TEST(Cli, SingleDashOptionExits2) {
 
 // A value flag given without its value says which value is missing.
 TEST(Cli, MissingFlagValueExits2) {
-  Outcome r = run("check --seed");
+  Outcome r = run("selfcheck --seed");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("'--seed' needs a value: --seed N"), std::string::npos) << r.output;
 }
 
 // A non-numeric seed is rejected before anything runs, naming the range.
 TEST(Cli, NonNumericSeedExits2) {
-  Outcome r = run("check --seed=abc");
+  Outcome r = run("selfcheck --seed=abc");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("'--seed' wants a whole number"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("not 'abc'"), std::string::npos) << r.output;
@@ -95,15 +104,18 @@ TEST(Cli, StrayArgumentExits2) {
 TEST(Cli, HelpListsCommandsAndFlags) {
   Outcome all = run("help");
   EXPECT_EQ(all.exit_code, 0);
-  for (const char* c : {"check", "list", "version", "help"}) {
+  for (const char* c : {"check", "selfcheck", "list", "version", "help"}) {
     EXPECT_NE(all.output.find(std::string("  ") + c), std::string::npos) << c << all.output;
   }
   Outcome one = run("help list");
   EXPECT_EQ(one.exit_code, 0);
   EXPECT_NE(one.output.find("--json"), std::string::npos) << one.output;
-  Outcome flag = run("check --help");
+  Outcome flag = run("selfcheck --help");
   EXPECT_EQ(flag.exit_code, 0);
   EXPECT_NE(flag.output.find("--seed N"), std::string::npos) << flag.output;
+  Outcome runner = run("help check");
+  EXPECT_EQ(runner.exit_code, 0);
+  EXPECT_NE(runner.output.find("--recipe NAME"), std::string::npos) << runner.output;
   Outcome bad = run("help nosuch");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.output.find("no command named 'nosuch'"), std::string::npos) << bad.output;
@@ -116,7 +128,6 @@ TEST(Cli, VersionPrintsProjectVersion) {
   EXPECT_EQ(r.output.rfind("lockstep 0.", 0), 0u) << r.output;
 }
 
-#if LOCKSTEP_HAVE_RECIPES
 // `list --json` prints, on stdout alone, a JSON array describing every registry entry with the
 // keys the documentation promises, and both correct recipes and broken variants appear.
 TEST(Cli, ListJsonIsValidAndComplete) {
@@ -139,16 +150,23 @@ TEST(Cli, ListJsonIsValidAndComplete) {
   EXPECT_EQ(table.exit_code, 0);
   EXPECT_NE(table.output.find(doc[0]["name"].get<std::string>()), std::string::npos);
 }
-#endif
 
-#if LOCKSTEP_HAVE_SIM
-// `check` says it is only a simulator self-check and passes on the default seed.
-TEST(Cli, CheckIsLabelledSelfCheckAndPasses) {
-  Outcome r = run("check");
+// `check` passes its flags through to the property runner: asked for one recipe in JSON, it
+// prints (on stdout alone) one JSON object whose results hold exactly that recipe.
+TEST(Cli, CheckPassesFlagsToThePropertyRunner) {
+  Outcome r = run("check --recipe fair-mutex --seeds 2 --json", "2>/dev/null");
+  nlohmann::json doc = nlohmann::json::parse(r.output, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(doc.is_discarded()) << r.output;
+  ASSERT_TRUE(doc.contains("results") && doc["results"].is_array()) << r.output;
+  ASSERT_EQ(doc["results"].size(), 1u) << r.output;
+  EXPECT_NE(doc["results"][0].dump().find("fair-mutex"), std::string::npos) << r.output;
+}
+
+// `selfcheck` says it is only a simulator self-check and passes on the default seed.
+TEST(Cli, SelfCheckIsLabelledAndPasses) {
+  Outcome r = run("selfcheck");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("SIMULATOR SELF-CHECK"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("self-check passed"), std::string::npos) << r.output;
 }
-#endif
-
 }  // namespace

@@ -18,6 +18,7 @@ int run_help(const Command& self, const Args& args) {
       return usage_error(
           self, "no command named '" + args.positional[0] + "'; 'lockstep help' lists them");
     }
+    if (c->run_raw != nullptr) return c->run_raw({c->name, "--help"});
     print_command_usage(*c, std::cout);
     return kExitOk;
   }

@@ -1,27 +1,32 @@
 // `lockstep list [--json]`: the recipe registry (recipes/registry.h), correct recipes first.
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
-#if LOCKSTEP_HAVE_RECIPES
 #include "recipes/registry.h"
-#endif
 
 namespace lockstep::cli {
 namespace {
 
-#if LOCKSTEP_HAVE_RECIPES
-
+// One row per recipe, columns padded to their widest cell (widths count bytes, so a cell with
+// non-ASCII text may look one column short; it never breaks the row).
 void print_table(const std::vector<recipes::RecipeInfo>& all) {
-  size_t name_w = 4;
-  for (const auto& r : all) name_w = std::max(name_w, r.name.size());
-  auto pad = [](const std::string& s, size_t w) { return s + std::string(w - s.size(), ' '); };
-  std::cout << pad("NAME", name_w) << "  " << pad("KIND", 10) << "  " << pad("EXPECTED", 8) << "  "
-            << pad("SEED", 6) << "  DESCRIPTION\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"NAME", "KIND", "EXPECTED", "SEED", "DESCRIPTION"}};
   for (const auto& r : all) {
-    std::cout << pad(r.name, name_w) << "  " << pad(recipes::to_string(r.kind), 10) << "  "
-              << pad(recipes::to_string(r.expected), 8) << "  " << pad(r.seed, 6) << "  "
-              << r.description << "\n";
+    rows.push_back({r.name, recipes::to_string(r.kind), recipes::to_string(r.expected), r.seed,
+                    r.description});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    for (size_t c = 0; c + 1 < row.size(); ++c) {
+      std::cout << row[c] << std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    std::cout << row.back() << "\n";
   }
 }
 
@@ -42,16 +47,6 @@ int run_list(const Command&, const Args& args) {
   std::cout << out.dump(2) << "\n";
   return kExitOk;
 }
-
-#else  // !LOCKSTEP_HAVE_RECIPES
-
-int run_list(const Command&, const Args&) {
-  std::cerr << "lockstep list: the recipe registry (recipes/) is not part of this build yet. "
-               "Pull the latest sources and run ./lockstep list again.\n";
-  return kExitFailure;
-}
-
-#endif
 
 }  // namespace
 

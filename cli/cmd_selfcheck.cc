@@ -1,7 +1,7 @@
-// `lockstep check`: for now a SELF-CHECK of the simulator, not of any recipe.
+// `lockstep selfcheck`: a SELF-CHECK of the simulator, not of any recipe.
 //
-// Until the property suite (properties/) lands and this file is replaced by its runner, `check`
-// proves the machinery the suite will stand on: each seeded scenario drives clients through a
+// It proves the machinery `lockstep check` (the property suite) stands on: each seeded
+// scenario drives clients through a
 // create-ephemeral-sequential / get-children / delete loop under a fault plan, and is run three
 // times — twice with the same seed (the event-log hashes, sizes and decision lists must be
 // identical), once replaying the first run's recorded decisions (same hash again). It also
@@ -15,16 +15,11 @@
 #include <vector>
 
 #include "cli/cli.h"
-
-#if LOCKSTEP_HAVE_SIM
 #include "sim/world.h"
 #include "zk/session.h"
-#endif
 
 namespace lockstep::cli {
 namespace {
-
-#if LOCKSTEP_HAVE_SIM
 
 using sim::Fault;
 using sim::FaultKind;
@@ -40,6 +35,7 @@ struct Scenario {
   uint32_t clients;
   bool local_session_expiry;  // model a Curator-like client that gives up on its own timer
   std::vector<Fault> faults;
+  std::vector<zk::Error> must_see;  // errors the fault plan must make some client see
 };
 
 Fault fault(FaultKind kind, int64_t at_ms, uint32_t client, zk::Duration duration = {},
@@ -53,50 +49,61 @@ Fault fault(FaultKind kind, int64_t at_ms, uint32_t client, zk::Duration duratio
   return f;
 }
 
+Fault named(Fault f, std::string name) {
+  f.name = std::move(name);
+  return f;
+}
+
+Fault extra(Fault f, zk::Duration d) {
+  f.extra = d;
+  return f;
+}
+
 std::vector<Scenario> scenarios() {
-  Fault cancel = fault(FaultKind::kCancel, 7, 1);
-  cancel.name = "loop";
-  Fault foreign = fault(FaultKind::kForeignChild, 3, 0);
-  foreign.name = std::string(kDir) + "/foreign-node";
-  Fault delay = fault(FaultKind::kDelay, 4, 2, milliseconds(50));
-  delay.extra = milliseconds(5);
-  Fault lag = fault(FaultKind::kLaggingFollower, 2, 0, milliseconds(300), 2);
-  lag.extra = milliseconds(20);
+  using E = zk::Error;
+  using K = FaultKind;
+  const zk::Duration ms = milliseconds(1);
   return {
-      {"steady", 1, 4, false, {}},
+      {"steady", 1, 4, false, {}, {}},
       {"connection-loss",
        1,
        4,
        false,
-       {fault(FaultKind::kConnectionLoss, 5, 1), fault(FaultKind::kLoseNextReply, 8, 2)}},
+       {fault(K::kConnectionLoss, 5, 1), fault(K::kLoseNextReply, 8, 2)},
+       {E::kConnectionLoss}},
       {"expiry-and-crash",
        1,
        4,
        false,
-       {fault(FaultKind::kExpireSession, 10, 1), fault(FaultKind::kCrash, 12, 3)}},
+       {fault(K::kExpireSession, 10, 1), fault(K::kCrash, 12, 3)},
+       {E::kSessionExpired}},
       {"pause-partition",
        1,
        4,
        false,
-       {fault(FaultKind::kPause, 5, 2, zk::seconds(2)),
-        fault(FaultKind::kPartition, 10, 4, milliseconds(300))}},
+       {fault(K::kPause, 5, 2, zk::seconds(2)), fault(K::kPartition, 10, 4, ms * 300)},
+       {E::kSessionExpired}},
       {"ensemble",
        3,
        5,
        false,
-       {lag, delay, fault(FaultKind::kServerRestart, 20, 0, milliseconds(500), 1)}},
+       {extra(fault(K::kLaggingFollower, 2, 0, ms * 300, 2), ms * 20),
+        extra(fault(K::kDelay, 4, 2, ms * 50), ms * 5),
+        fault(K::kServerRestart, 20, 0, ms * 500, 1)},
+       {E::kConnectionLoss}},
       {"cancel-abandon",
        1,
        4,
        true,
-       {cancel, foreign, fault(FaultKind::kAbandonSession, 9, 2),
-        fault(FaultKind::kCloseSession, 15, 4)}},
+       {named(fault(K::kCancel, 7, 1), "loop"),
+        named(fault(K::kForeignChild, 3, 0), std::string(kDir) + "/foreign-node"),
+        fault(K::kAbandonSession, 9, 2), fault(K::kCloseSession, 15, 4)},
+       {E::kCancelled, E::kSessionExpired}},
   };
 }
 
 struct Tally {
   std::map<zk::Error, uint64_t> errors;  // ordered: printed in a stable order
-  uint64_t rounds_done = 0;
 };
 
 // True when the session is dead and the loop should open a new one (the application's "new
@@ -126,7 +133,6 @@ zk::Task<void> churn(sim::Client* c, uint32_t rounds, Tally* tally) {
     if (!kids.ok()) tally->errors[kids.error]++;
     zk::Status gone = co_await c->remove(made.value.path);
     if (!gone.ok()) tally->errors[gone.error]++;
-    tally->rounds_done++;
   }
 }
 
@@ -151,7 +157,7 @@ RunResult run_once(const Scenario& s, uint64_t seed, uint32_t rounds,
     sim::ClientOptions co;
     co.local_session_expiry = s.local_session_expiry;
     sim::Client& c = world.add_client(co);
-    c.context().spawn(churn(&c, rounds, &out.tally), "loop");
+    c.spawn(churn(&c, rounds, &out.tally), "loop");  // by name, so kCancel finds it
   }
   for (const Fault& f : s.faults) world.inject(f);
   world.run_until(kRunEnd);
@@ -191,48 +197,57 @@ std::string error_summary(const Tally& t) {
 
 const char* verdict(bool ok) { return ok ? "yes" : "NO"; }
 
-int self_check(uint64_t base, uint64_t rounds) {
-  std::cout << "lockstep check: SIMULATOR SELF-CHECK — no recipe is checked yet (the property "
-               "suite has not landed).\n"
+// Runs one scenario four ways, prints its row (and what went wrong), returns whether it passed.
+bool check_scenario(const Scenario& s, uint64_t seed, uint32_t rounds) {
+  const uint64_t other_seed = seed + 1000003;
+  RunResult a = run_once(s, seed, rounds, sim::make_random_strategy(seed));
+  RunResult b = run_once(s, seed, rounds, sim::make_random_strategy(seed));
+  RunResult r = run_once(s, seed, rounds, sim::make_replay_strategy(a.decisions));
+  RunResult other = run_once(s, other_seed, rounds, sim::make_random_strategy(other_seed));
+  const bool same = a.hash == b.hash && a.events == b.events && a.decisions == b.decisions;
+  const bool replay = r.hash == a.hash && r.events == a.events;
+  const bool seed_matters = other.hash != a.hash;
+  const bool faults_logged = a.fault_events >= s.faults.size();
+  std::vector<zk::Error> unseen;
+  for (zk::Error e : s.must_see) {
+    if (a.tally.errors.count(e) == 0) unseen.push_back(e);
+  }
+  std::printf("%-17s %5" PRIu64 " %3u %3u %2" PRIu64 "/%-3zu %7" PRIu64 " %6" PRIu64
+              "  %-16s %4s %6s %5s %7zu  %s\n",
+              s.name, seed, s.servers, s.clients, a.fault_events, s.faults.size(), a.events,
+              a.requests, hex(a.hash).c_str(), verdict(same), verdict(replay),
+              verdict(seed_matters), a.orphans.size(), error_summary(a.tally).c_str());
+  for (const std::string& o : a.orphans) std::printf("    orphan ephemeral node: %s\n", o.c_str());
+  if (!faults_logged) {
+    std::printf("    only %" PRIu64 " of %zu injected faults appear in the event log\n",
+                a.fault_events, s.faults.size());
+  }
+  for (zk::Error e : unseen) {
+    std::printf("    the fault plan should have made a client see %s; none did\n",
+                zk::error_name(e));
+  }
+  return same && replay && seed_matters && faults_logged && unseen.empty() && a.orphans.empty();
+}
+
+int self_check(uint64_t base, uint32_t rounds) {
+  std::cout << "lockstep selfcheck: SIMULATOR SELF-CHECK — no recipe is checked here ("
+               "`lockstep check` runs the property suite).\n"
             << "It runs each scenario twice with one seed and once replaying the recorded "
                "decisions; all three event logs must hash the same.\n"
             << "seed " << base << " (scenario i uses seed " << base << "+i), rounds " << rounds
             << " per client, virtual run " << zk::to_string(kRunEnd - Time{}) << "\n\n";
   std::printf("%-17s %5s %3s %3s %6s %7s %6s  %-16s %4s %6s %5s %7s  %s\n", "scenario", "seed",
               "srv", "cli", "faults", "events", "reqs", "event-log hash", "same", "replay", "seed+",
-              "orphans", "errors seen");
-  int failures = 0;
-  std::vector<Scenario> all = scenarios();
+              "orphans", "errors clients saw");
+  const std::vector<Scenario> all = scenarios();
+  size_t failures = 0;
   for (size_t i = 0; i < all.size(); ++i) {
-    const Scenario& s = all[i];
-    const uint64_t seed = base + i;
-    RunResult a = run_once(s, seed, rounds, sim::make_random_strategy(seed));
-    RunResult b = run_once(s, seed, rounds, sim::make_random_strategy(seed));
-    RunResult r = run_once(s, seed, rounds, sim::make_replay_strategy(a.decisions));
-    RunResult other =
-        run_once(s, seed + 1000003, rounds, sim::make_random_strategy(seed + 1000003));
-    const bool same = a.hash == b.hash && a.events == b.events && a.decisions == b.decisions;
-    const bool replay = r.hash == a.hash && r.events == a.events;
-    const bool seed_matters = other.hash != a.hash;
-    const bool faults_logged = a.fault_events >= s.faults.size();
-    const bool ok = same && replay && seed_matters && faults_logged && a.orphans.empty();
-    if (!ok) failures++;
-    std::printf("%-17s %5" PRIu64 " %3u %3u %2" PRIu64 "/%-3zu %7" PRIu64 " %6" PRIu64
-                "  %-16s %4s %6s %5s %7zu  %s\n",
-                s.name, seed, s.servers, s.clients, a.fault_events, s.faults.size(), a.events,
-                a.requests, hex(a.hash).c_str(), verdict(same), verdict(replay),
-                verdict(seed_matters), a.orphans.size(), error_summary(a.tally).c_str());
-    for (const std::string& o : a.orphans)
-      std::printf("    orphan ephemeral node: %s\n", o.c_str());
-    if (!faults_logged) {
-      std::printf("    only %" PRIu64 " of %zu injected faults appear in the event log\n",
-                  a.fault_events, s.faults.size());
-    }
+    if (!check_scenario(all[i], base + i, rounds)) failures++;
   }
   std::cout << "\ncolumns: faults = fault events logged / injected; same = identical hash, size "
                "and decisions on a second run; replay = identical hash replaying the decisions; "
                "seed+ = another seed gives another log; orphans = ephemeral nodes of dead "
-               "sessions.\n";
+               "sessions; each fault plan must also make clients see the errors it causes.\n";
   if (failures == 0) {
     std::cout << "self-check passed: " << all.size()
               << " scenarios deterministic, replayable and fault-exercised (seed " << base
@@ -240,39 +255,29 @@ int self_check(uint64_t base, uint64_t rounds) {
     return kExitOk;
   }
   std::cout << "self-check FAILED: " << failures << " of " << all.size()
-            << " scenarios. Reproduce: lockstep check --seed " << base << " --rounds " << rounds
+            << " scenarios. Reproduce: lockstep selfcheck --seed " << base << " --rounds " << rounds
             << "\n";
   return kExitFailure;
 }
 
-#else  // !LOCKSTEP_HAVE_SIM
-
-int self_check(uint64_t, uint64_t) {
-  std::cerr << "lockstep check: the simulator (sim/) is not part of this build yet, so there is "
-               "nothing to check. Pull the latest sources and run ./lockstep check again.\n";
-  return kExitFailure;
-}
-
-#endif
-
-int run_check(const Command& self, const Args& args) {
+int run_selfcheck(const Command& self, const Args& args) {
   std::optional<uint64_t> base = parse_uint_flag(self, args, "seed", 1, 0, UINT64_MAX / 2);
   std::optional<uint64_t> rounds = parse_uint_flag(self, args, "rounds", 20, 1, 10000);
   if (!base || !rounds) return kExitUsage;
-  return self_check(*base, *rounds);
+  return self_check(*base, static_cast<uint32_t>(*rounds));
 }
 
 }  // namespace
 
-const Command kCheckCommand = {
-    .name = "check",
+const Command kSelfCheckCommand = {
+    .name = "selfcheck",
     .summary =
         "Self-check of the simulator: seeded fault scenarios, run twice and replayed, "
         "must give identical event logs.",
     .positional = "",
     .flags = {{"seed", "N", "base seed; scenario i uses seed N+i (default 1)"},
               {"rounds", "N", "create/get-children/delete rounds per client (default 20)"}},
-    .run = run_check,
+    .run = run_selfcheck,
 };
 
 }  // namespace lockstep::cli

@@ -24,6 +24,7 @@ int dispatch(const std::vector<std::string>& argv) {
   if (name == "--version") name = "version";
   const Command* command = find_command(name);
   if (command == nullptr) return top_level_usage_error("unknown command '" + argv[0] + "'.");
+  if (command->run_raw != nullptr) return command->run_raw({argv.begin(), argv.end()});
   std::optional<Args> args = parse_args(*command, {argv.begin() + 1, argv.end()});
   if (!args) return kExitUsage;
   if (args->has("help")) {

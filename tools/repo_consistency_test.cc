@@ -1,13 +1,10 @@
-// Consistency checks of the repository's promises: the README's quick start is exactly the two
-// commands, CI runs the same test command, the entry script is runnable, and the deterministic
-// areas use no system clock, thread, sleep or unseeded randomness (STYLE rule 3).
+// Consistency checks of the repository's promises to a new user: the README's quick start is
+// exactly the two commands, CI runs the same test command, and the entry script is runnable.
+// (The banned-token scan of sim/, recipes/ and properties/ lives in sim/determinism_test.cc.)
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <fstream>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -84,77 +81,6 @@ TEST(Script, LockstepIsExecutable) {
   std::vector<std::string> lines = read_lines(kRoot + "/lockstep");
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "#!/usr/bin/env bash");
-}
-
-// Source files under `dir` (recursively), sorted so that failures print in a stable order.
-std::vector<std::filesystem::path> sources_under(const std::string& dir) {
-  std::vector<std::filesystem::path> files;
-  if (!std::filesystem::is_directory(dir)) return files;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    const std::string ext = e.path().extension().string();
-    if (e.is_regular_file() && (ext == ".h" || ext == ".hpp" || ext == ".cc" || ext == ".cpp")) {
-      files.push_back(e.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-// The token list of ../shared/hooks/before-stop, except that sleeps are banned only as
-// std::this_thread's: zk::Context's own sleep_for / sleep_until are virtual-time sleeps and are
-// the sanctioned way to wait. A line may opt out with a `// lockstep-allow` comment saying why.
-const std::regex kBanned(
-    "system_clock|steady_clock|high_resolution_clock|this_thread::sleep_|(^|[^a-z_.>])u?sleep\\(|"
-    "std::thread|"
-    "std::jthread|random_device|(^|[^a-z_])rand\\(|_distribution<|[^a-z_]time\\(NULL\\)|getpid\\(");
-
-// Every line of sim/, recipes/ and properties/ that names a banned token, as "file:line: text".
-std::vector<std::string> banned_lines() {
-  std::vector<std::string> hits;
-  for (const char* area : {"sim", "recipes", "properties"}) {
-    for (const auto& file : sources_under(kRoot + "/" + area)) {
-      std::vector<std::string> lines = read_lines(file.string());
-      for (size_t i = 0; i < lines.size(); ++i) {
-        if (lines[i].find("lockstep-allow") != std::string::npos) continue;
-        if (std::regex_search(lines[i], kBanned)) {
-          hits.push_back(file.string() + ":" + std::to_string(i + 1) + ": " + trim(lines[i]));
-        }
-      }
-    }
-  }
-  return hits;
-}
-
-// The banned-token scan itself bites: each token, planted in a line, is found.
-TEST(Determinism, BannedTokenPatternMatchesEachToken) {
-  for (const char* line :
-       {"auto t = std::chrono::steady_clock::now();", "std::this_thread::sleep_for(d);",
-        "std::thread t(f);", "int x = rand();", "std::random_device rd;",
-        "std::uniform_int_distribution<int> d;", "srand(time(NULL));", "pid_t p = getpid();"}) {
-    EXPECT_TRUE(std::regex_search(std::string(line), kBanned)) << line;
-  }
-  EXPECT_TRUE(std::regex_search(std::string("  sleep(1);"), kBanned));
-  EXPECT_TRUE(std::regex_search(std::string("usleep(100);"), kBanned));
-}
-
-// The scan leaves the contract's virtual-time sleeps and look-alike names alone.
-TEST(Determinism, BannedTokenPatternSparesContractSleeps) {
-  for (const char* line :
-       {"co_await ctx.sleep_for(zk::milliseconds(5));", "co_await s->context().sleep_until(t);",
-        "Future<Status> sleep_for(Duration d);", "uint64_t operand(1);", "x = brand(2);"}) {
-    EXPECT_FALSE(std::regex_search(std::string(line), kBanned)) << line;
-  }
-}
-
-// No file in sim/, recipes/ or properties/ uses a system clock, thread, sleep or unseeded
-// random source: in those areas time and randomness come only from zk::Context.
-TEST(Determinism, NoBannedTokensInDeterministicAreas) {
-  std::vector<std::string> hits = banned_lines();
-  std::string all;
-  for (const std::string& h : hits) all += h + "\n";
-  EXPECT_TRUE(hits.empty()) << "banned nondeterminism (mark a deliberate line with "
-                               "// lockstep-allow and say why):\n"
-                            << all;
 }
 
 }  // namespace
