@@ -166,10 +166,35 @@ class RealBackend final : public Backend {
     ADD_FAILURE() << "set_sequence_counter is not supported on the real server";
   }
 
+  bool supports_partition() const override { return true; }
+
+  // The session's proxy black-holes everything (no connection is closed) until a timer on the
+  // loop lifts it.
+  void partition(zk::Session& s, zk::Duration d) override {
+    Entry& e = entry_of(s);
+    if (!e.proxy) {
+      ADD_FAILURE() << name_ << ": the session has no proxy to partition";
+      return;
+    }
+    e.proxy->set_blackhole(true);
+    healers_.push_back(std::make_unique<Healer>(e.proxy.get()));
+    loop_.start_timer(loop_.now() + d, healers_.back().get());
+  }
+
  private:
   struct Entry {
     std::unique_ptr<Proxy> proxy;
     std::unique_ptr<RealSession> session;
+  };
+
+  // Ends one partition when its timer fires on the loop.
+  class Healer final : public zk::TimerCallback {
+   public:
+    explicit Healer(Proxy* proxy) : proxy_(proxy) {}
+    void on_timer() override { proxy_->set_blackhole(false); }
+
+   private:
+    Proxy* proxy_;
   };
 
   static zk::Task<void> close_body(zk::Session* s, zk::Error* out) {
@@ -206,6 +231,7 @@ class RealBackend final : public Backend {
   EventLoop loop_;  // owner: the test's thread
   std::vector<Entry> entries_;
   std::unique_ptr<RealSession> admin_;
+  std::vector<std::unique_ptr<Healer>> healers_;  // their timers may still be pending
   bool broken_ = false;
 };
 
