@@ -12,8 +12,19 @@ std::string Args::get(std::string_view name, std::string fallback) const {
 }
 
 const std::vector<const Command*>& commands() {
-  static const std::vector<const Command*> all = {&kCheckCommand, &kSelfCheckCommand, &kListCommand,
-                                                  &kVersionCommand, &kHelpCommand};
+  static const std::vector<const Command*> all = {
+    &kCheckCommand,
+    &kSelfCheckCommand,
+    &kListCommand,
+#if LOCKSTEP_HAVE_TRACES
+    &kReplayCommand,
+    &kRecheckCommand,
+    &kShowCommand,
+    &kCorpusCommand,
+#endif
+    &kVersionCommand,
+    &kHelpCommand
+  };
   return all;
 }
 
@@ -116,6 +127,14 @@ std::optional<uint64_t> parse_uint_flag(const Command& command, const Args& args
     return std::nullopt;
   }
   return v;
+}
+
+int call_with_argv(const std::vector<std::string>& args,
+                   const std::function<int(int, char**)>& fn) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  return fn(static_cast<int>(args.size()), argv.data());
 }
 
 void print_command_usage(const Command& command, std::ostream& out) {

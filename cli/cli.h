@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -74,6 +75,10 @@ std::optional<uint64_t> parse_uint_flag(const Command& command, const Args& args
                                         std::string_view name, uint64_t fallback, uint64_t min,
                                         uint64_t max);
 
+// Calls `fn(argc, argv)` with `args` as a C argument vector (for run_raw commands that hand
+// over to a library entry point such as properties::check_main).
+int call_with_argv(const std::vector<std::string>& args, const std::function<int(int, char**)>& fn);
+
 // The full usage text of one command.
 void print_command_usage(const Command& command, std::ostream& out);
 
@@ -81,6 +86,12 @@ void print_command_usage(const Command& command, std::ostream& out);
 extern const Command kCheckCommand;
 extern const Command kSelfCheckCommand;
 extern const Command kListCommand;
+#if LOCKSTEP_HAVE_TRACES
+extern const Command kReplayCommand;
+extern const Command kRecheckCommand;
+extern const Command kShowCommand;
+extern const Command kCorpusCommand;
+#endif
 extern const Command kVersionCommand;
 extern const Command kHelpCommand;
 

@@ -11,12 +11,10 @@
 namespace lockstep::cli {
 namespace {
 
-int run_check(const std::vector<std::string>& argv) {
-  std::vector<char*> cargv;
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  return properties::check_main(static_cast<int>(argv.size()), cargv.data(), std::cout, std::cerr,
-                                isatty(STDOUT_FILENO) != 0);
+int run_check(const std::vector<std::string>& args) {
+  return call_with_argv(args, [](int argc, char** argv) {
+    return properties::check_main(argc, argv, std::cout, std::cerr, isatty(STDOUT_FILENO) != 0);
+  });
 }
 
 }  // namespace

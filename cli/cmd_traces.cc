@@ -1,0 +1,58 @@
+// `lockstep replay | recheck | show | corpus`: the trace subcommands of traces/commands.h, which
+// parse their own flags and own their exit statuses (traces/FORMAT.md); this file only hands
+// them the arguments.
+#include <iostream>
+
+#include "cli/cli.h"
+#include "traces/commands.h"
+
+namespace lockstep::cli {
+namespace {
+
+using TraceMain = int (*)(int, char**, std::ostream&, std::ostream&);
+
+template <TraceMain F>
+int run_trace(const std::vector<std::string>& args) {
+  return call_with_argv(args,
+                        [](int argc, char** argv) { return F(argc, argv, std::cout, std::cerr); });
+}
+
+}  // namespace
+
+const Command kReplayCommand = {
+    .name = "replay",
+    .summary = "Re-run a saved trace's decisions and compare the run with it, event by event.",
+    .positional = "FILE",
+    .flags = {},
+    .run = nullptr,
+    .run_raw = run_trace<traces::replay_main>,
+};
+
+const Command kRecheckCommand = {
+    .name = "recheck",
+    .summary = "Run saved traces' scenarios against the current code and print the verdicts now.",
+    .positional = "FILE...",
+    .flags = {},
+    .run = nullptr,
+    .run_raw = run_trace<traces::recheck_main>,
+};
+
+const Command kShowCommand = {
+    .name = "show",
+    .summary = "Print a trace as a timeline (--html OUT: also a swim-lane page).",
+    .positional = "FILE",
+    .flags = {},
+    .run = nullptr,
+    .run_raw = run_trace<traces::show_main>,
+};
+
+const Command kCorpusCommand = {
+    .name = "corpus",
+    .summary = "Regenerate the regression corpus: one failing trace per broken variant.",
+    .positional = "",
+    .flags = {},
+    .run = nullptr,
+    .run_raw = run_trace<traces::corpus_main>,
+};
+
+}  // namespace lockstep::cli
