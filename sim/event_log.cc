@@ -22,9 +22,7 @@ uint64_t mix_bytes(uint64_t h, std::string_view s) {
     h = mix64(h, w);
   }
   uint64_t tail = 0;
-  for (size_t k = 0; i + k < s.size(); ++k) {
-    tail |= static_cast<uint64_t>(static_cast<unsigned char>(s[i + k])) << (8 * k);
-  }
+  std::memcpy(&tail, s.data() + i, s.size() - i);  // little-endian hosts only hash the same
   return mix64(h, tail ^ (static_cast<uint64_t>(s.size()) << 56));
 }
 

@@ -464,3 +464,79 @@ TEST(FaultTest, JavaReplyLimit) {
 
 }  // namespace
 }  // namespace lockstep::sim
+
+namespace lockstep::sim {
+namespace {
+
+// A reconnecting client only picks a server at least as new as the last zxid it saw: with
+// follower 3 lagging far behind, ten forced reconnects never land on it.
+TEST(EnsembleTest, ReconnectAvoidsStaleServer) {
+  WorldOptions wo = quiet();
+  wo.servers = 3;
+  World w(wo);
+  Client& a = w.add_client();
+  Client& b = w.add_client();
+  ASSERT_TRUE(wait_connected(w, a) && wait_connected(w, b));
+  Fault lag;
+  lag.kind = FaultKind::kLaggingFollower;
+  lag.at = w.now();
+  lag.server = 3;
+  lag.duration = zk::seconds(100);
+  lag.extra = zk::seconds(50);
+  w.inject(lag);
+  w.run_for(zk::microseconds(1));
+  ASSERT_TRUE(await_result(w, a, a.create("/x", "", CreateMode::kPersistent))->ok());
+  for (int i = 0; i < 50 && b.server() == 3; ++i) {  // a sync on server 3 would wait 50 s
+    w.inject(fault(FaultKind::kConnectionLoss, w.now(), 2));
+    w.run_for(zk::microseconds(1));
+    ASSERT_TRUE(wait_connected(w, b));
+  }
+  ASSERT_NE(b.server(), 3u);
+  ASSERT_TRUE(await_result(w, b, b.sync("/x"))->ok());
+  ASSERT_TRUE(await_result(w, b, b.exists("/x"))->ok());
+  for (int i = 0; i < 10; ++i) {
+    w.inject(fault(FaultKind::kConnectionLoss, w.now(), 2));
+    w.run_for(zk::microseconds(1));
+    ASSERT_TRUE(wait_connected(w, b));
+    EXPECT_NE(b.server(), 3u);
+  }
+  EXPECT_FALSE(w.node_on(3, "/x").has_value());
+}
+
+// Restarting a follower moves its clients to other servers with their sessions intact;
+// restarting the leader disconnects everyone until it is back, and sessions survive.
+TEST(EnsembleTest, FollowerAndLeaderRestart) {
+  WorldOptions wo = quiet();
+  wo.servers = 3;
+  World w(wo);
+  ClientOptions on2;
+  on2.server = 0;
+  Client& a = w.add_client(on2);
+  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  const zk::SessionId id = a.id();
+  Fault r;
+  r.kind = FaultKind::kServerRestart;
+  r.at = w.now();
+  r.server = a.server();
+  r.duration = zk::seconds(5);
+  const uint32_t first = a.server();
+  w.inject(r);
+  w.run_for(zk::milliseconds(1));
+  ASSERT_TRUE(wait_connected(w, a));
+  EXPECT_NE(a.server(), first);
+  EXPECT_EQ(a.id(), id);
+  w.run_for(zk::seconds(6));
+  r.at = w.now();
+  r.server = 1;
+  r.duration = zk::seconds(3);
+  w.inject(r);
+  w.run_for(zk::seconds(1));
+  EXPECT_EQ(a.state(), zk::SessionState::kConnecting);
+  ASSERT_TRUE(wait_connected(w, a));
+  EXPECT_GE(w.now(), r.at + r.duration);
+  EXPECT_EQ(a.id(), id);
+  EXPECT_TRUE(w.node("/e").has_value());
+}
+
+}  // namespace
+}  // namespace lockstep::sim

@@ -7,11 +7,15 @@
 namespace lockstep::sim {
 namespace {
 
-// std heap functions build a max-heap: "later" compares as smaller.
-bool later(const Event& x, const Event& y) {
-  if (x.at != y.at) return x.at > y.at;
-  return x.seq > y.seq;
-}
+// std heap functions build a max-heap: "later" compares as smaller. A function object, so
+// that the heap operations inline it.
+struct Later {
+  bool operator()(const Event& x, const Event& y) const {
+    if (x.at.us != y.at.us) return x.at.us > y.at.us;
+    return x.seq > y.seq;
+  }
+};
+constexpr Later later;
 
 }  // namespace
 
