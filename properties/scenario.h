@@ -7,11 +7,11 @@
 // seed with the project's PRNG (the `lockstep check` path: a seed alone reproduces it);
 // properties/rc_gen.h derives them with RapidCheck so failures shrink.
 //
-// run_in_sim() builds a fresh sim::World, runs the workload (properties/workload.h) through the
-// fault phase and the heal phase until every client finished or `run_limit`, lets the world
-// settle for two session timeouts (so abandoned and crashed sessions expire), and returns the
-// history, the final tree under the lock and the herd counters. Same recipe, same scenario =>
-// same history and same event-log hash. Single-threaded; no clocks.
+// run_in_sim() (properties/sim_run.cc, the simulator driver) builds a fresh sim::World, runs the
+// workload (properties/workload.h) through the fault phase and the heal phase until every client
+// finished or `run_limit`, lets the world settle for two session timeouts (so abandoned and crashed
+// sessions expire), and returns the history, the final tree under the lock and the herd counters.
+// Same recipe, same scenario => same history and same event-log hash. Single-threaded; no clocks.
 #pragma once
 
 #include <cstdint>

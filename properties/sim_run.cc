@@ -1,0 +1,162 @@
+// The simulator driver of the workload: an Environment over a sim::World, and run_in_sim()
+// (declared in properties/scenario.h). Everything simulator-specific about running a workload
+// lives here; properties/workload.cc knows only zk::Session and recipes::Lock.
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "properties/scenario.h"
+#include "sim/world.h"
+
+namespace lockstep::properties {
+namespace {
+
+using sim::Fault;
+
+class SimEnvironment final : public Environment {
+ public:
+  explicit SimEnvironment(sim::World* world) : world_(world) {}
+  zk::Session& session(uint32_t client) override { return world_->client(client); }
+  bool reopen(uint32_t client) override {
+    world_->client(client).reopen();
+    return true;
+  }
+  zk::TaskHandle spawn(uint32_t client, zk::Task<void> task, std::string name) override {
+    return world_->client(client).spawn(std::move(task), std::move(name));
+  }
+  bool owned_nodes(zk::SessionId owner, const std::string& dir,
+                   std::vector<std::string>* out) override {
+    if (!owner.valid()) return true;  // a session that never connected owns nothing
+    walk(dir, [&](const sim::NodeView& n) {
+      if (n.stat.ephemeral_owner == owner && n.path != dir) out->push_back(n.path);
+    });
+    std::sort(out->begin(), out->end());
+    return true;
+  }
+  // Calls fn on `dir` and every node below it, parents first, children by name.
+  template <class Fn>
+  void walk(const std::string& dir, Fn&& fn) const {
+    std::vector<std::string> stack{dir};
+    for (size_t guard = 0; !stack.empty() && guard < 1000000; ++guard) {
+      const std::string path = std::move(stack.back());
+      stack.pop_back();
+      std::optional<sim::NodeView> n = world_->node(path);
+      if (!n) continue;
+      fn(*n);
+      for (auto it = n->children.rbegin(); it != n->children.rend(); ++it) {
+        stack.push_back(path + "/" + *it);
+      }
+    }
+  }
+
+ private:
+  sim::World* world_;
+};
+
+// Creates `path` and its parents as persistent nodes (existing ones are fine).
+zk::Task<void> make_dirs(zk::Session* session, std::string path, bool* done) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/') continue;
+    const std::string prefix = path.substr(0, pos);
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      zk::Result<zk::Created> r = co_await session->create(prefix, "", zk::CreateMode::kPersistent);
+      if (r.ok() || r.error == zk::Error::kNodeExists) break;
+    }
+  }
+  *done = true;
+}
+
+}  // namespace
+
+RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, bool keep_event_log,
+                     std::unique_ptr<sim::Strategy> strategy) {
+  RunResult out;
+  if (!strategy) strategy = sim::make_random_strategy(s.seed);
+  out.strategy = strategy->name();
+  sim::WorldOptions wo;
+  wo.seed = s.seed;
+  wo.servers = s.servers;
+  wo.record_log = keep_event_log;
+  auto world = std::make_unique<sim::World>(wo, std::move(strategy));
+  world->log().set_recording(keep_event_log);
+  for (uint32_t c = 1; c <= s.workload.clients; ++c) {
+    sim::ClientOptions co;
+    co.name = "c" + std::to_string(c);
+    co.session_timeout = s.session_timeout;
+    co.local_session_expiry = s.local_session_expiry;
+    world->add_client(co);
+  }
+  // Setup: client 1 makes the lock directory, so a scenario can set its sequence counter.
+  bool made = false;
+  world->client(1).context().spawn(make_dirs(&world->client(1), s.workload.lock_path, &made),
+                                   "setup");
+  while (!made && world->now() < zk::Time{} + zk::seconds(10) && world->step()) {
+  }
+  const zk::Time t0 = world->now();
+  out.start = t0;
+  out.heal_at = t0 + (s.heal_at - zk::Time{});
+  if (s.sequence_start) world->set_sequence_counter(s.workload.lock_path, *s.sequence_start);
+  std::vector<Fault> faults = s.faults;
+  std::stable_sort(faults.begin(), faults.end(),
+                   [](const Fault& a, const Fault& b) { return a.at < b.at; });
+  for (Fault& f : faults) {
+    f.at = t0 + (f.at - zk::Time{});
+    world->inject(f);
+  }
+
+  SimEnvironment env(world.get());
+  auto workload = std::make_unique<Workload>(s.workload, factory, &env, &out.history);
+  workload->start();
+  const zk::Time limit = t0 + s.run_limit;
+  // The fault phase, cut at each fault so the history records when each took effect.
+  for (const Fault& f : faults) {
+    if (f.at > limit) break;
+    if (f.at > world->now()) world->run_until(f.at);
+    Event e;
+    e.at = world->now();
+    e.client = f.kind == sim::FaultKind::kForeignChild ? 0 : f.client;
+    e.type = Type::kInfo;
+    e.op = Op::kFault;
+    e.text = sim::describe(f);
+    if (e.client != 0 && e.client <= s.workload.clients) {
+      e.session = world->client(e.client).id();
+    }
+    out.history.add(std::move(e));
+    if (f.kind == sim::FaultKind::kCrash) workload->mark_crashed(f.client, world->now());
+  }
+  // The heal phase: until every client is done (or the limit).
+  while (!workload->finished() && world->now() < limit && world->step()) {
+  }
+  out.finished = workload->finished();
+  // Settle: abandoned and crashed sessions expire on the server.
+  world->run_for(s.session_timeout * 2 + world->options().tick * 2);
+  out.end = world->now();
+  out.tree.lock_dir = s.workload.lock_path;
+  env.walk(s.workload.lock_path, [&](const sim::NodeView& n) {
+    if (n.path == s.workload.lock_path) return;
+    out.tree.nodes.push_back(
+        NodeSnapshot{n.path, n.stat.ephemeral_owner,
+                     n.stat.ephemeral_owner.valid() && world->session_alive(n.stat.ephemeral_owner),
+                     n.stat.czxid});
+  });
+  for (const sim::HerdRecord& r : world->herd()) {
+    out.herd.push_back(HerdSample{r.zxid, r.path, r.notifications, r.requests_caused});
+  }
+  out.log_hash = world->log().hash();
+  out.sim_events = world->events_executed();
+  out.requests = world->requests_total();
+  if (keep_event_log) out.event_log = world->log().to_text();
+  out.decisions = world->decisions();
+  if (keep_event_log) out.events = world->log().events();
+  out.diverged = world->diverged();
+  out.divergence = world->divergence();
+  // Coroutine frames go first (they may point into the locks), then the locks.
+  world.reset();
+  workload.reset();
+  return out;
+}
+
+}  // namespace lockstep::properties
