@@ -110,7 +110,15 @@ void sweep(const char* recipe, uint64_t seed, int clients, int rounds, Faults ki
                      : std::string("loop");
     s.world.inject(fault);
   }
-  s.run_for(zk::seconds(10), milliseconds(1));
+  // Until every loop is done (at most 10 s), then long enough for the last deletes to land.
+  auto finished = [&] {
+    for (const Loop& l : loops) {
+      if (l.rounds_done < rounds && l.failures <= 50) return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < 1000 && !finished(); ++i) s.run_for(milliseconds(10), milliseconds(1));
+  s.run_for(milliseconds(300), milliseconds(1));
   // With expiries and pauses a holder may believe for a moment after its session died (that is
   // what fencing tokens are for); with connection faults alone, belief is exclusive.
   if (kinds == Faults::kConnection) {
@@ -153,7 +161,7 @@ TEST(Stress, MutexesSurviveConnectionFaultsAcrossFiftySeeds) {
     for (uint64_t seed = 1; seed <= 50; ++seed) {
       sweep(recipe, seed, 5, 4, Faults::kConnection, &recovered, &stale);
     }
-    std::printf("[stress] %-11s 50 seeds: %llu fault recoveries\n", recipe,
+    std::printf("[stress] %-15s 50 seeds: %llu fault recoveries\n", recipe,
                 static_cast<unsigned long long>(recovered));
     EXPECT_GT(recovered, 50u) << "the faults must actually hit the recipe";
   }
@@ -173,7 +181,7 @@ TEST(Stress, MutexesStayLiveAndFencedThroughExpiriesAndPauses) {
       sweep(recipe, seed, 5, 4, Faults::kSession, &recovered, &stale);
     }
     std::printf(
-        "[stress] %-11s 50 seeds with expiries and pauses: %llu recoveries, %d stale "
+        "[stress] %-15s 50 seeds with expiries and pauses: %llu recoveries, %d stale "
         "grants (fenced off: their sessions had expired)\n",
         recipe, static_cast<unsigned long long>(recovered), stale);
     EXPECT_GT(recovered, 50u);
@@ -193,7 +201,7 @@ TEST(Stress, MutexesStayLiveThroughEveryFaultKindOnAnEnsemble) {
       sweep(recipe, seed, 5, 4, Faults::kEverything, &recovered, &stale);
     }
     std::printf(
-        "[stress] %-11s 50 seeds, every fault kind, 3 servers: %llu recoveries, %d stale "
+        "[stress] %-15s 50 seeds, every fault kind, 3 servers: %llu recoveries, %d stale "
         "grants\n",
         recipe, static_cast<unsigned long long>(recovered), stale);
   }
