@@ -1,0 +1,337 @@
+// The trace subcommands: replay, recheck, show, corpus (traces/commands.h).
+#include "traces/commands.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "properties/claims.h"
+#include "properties/suite.h"
+#include "traces/record.h"
+#include "traces/timeline.h"
+#include "traces/trace.h"
+
+namespace lockstep::traces {
+namespace {
+
+struct Parsed {
+  std::vector<std::string> positional;
+  std::vector<std::pair<std::string, std::string>> flags;  // name (no dashes), value
+  bool help = false;
+};
+
+// Flags: "--name", "--name VALUE", "--name=VALUE" for the names in `valued`; `boolean` take none.
+std::optional<Parsed> parse(int argc, char** argv, const std::vector<std::string>& valued,
+                            const std::vector<std::string>& boolean, const char* command,
+                            std::ostream& err) {
+  Parsed p;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      p.help = true;
+      continue;
+    }
+    if (a.rfind("--", 0) != 0) {
+      p.positional.push_back(a);
+      continue;
+    }
+    std::string name = a.substr(2);
+    std::optional<std::string> value;
+    if (const size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    const bool takes_value = std::find(valued.begin(), valued.end(), name) != valued.end();
+    const bool is_bool = std::find(boolean.begin(), boolean.end(), name) != boolean.end();
+    if (!takes_value && !is_bool) {
+      err << "lockstep " << command << ": unknown flag --" << name << " (see --help)\n";
+      return std::nullopt;
+    }
+    if (is_bool) {
+      if (value) {
+        err << "lockstep " << command << ": --" << name << " takes no value\n";
+        return std::nullopt;
+      }
+      p.flags.emplace_back(name, "");
+      continue;
+    }
+    if (!value) {
+      if (i + 1 >= argc) {
+        err << "lockstep " << command << ": --" << name << " needs a value\n";
+        return std::nullopt;
+      }
+      value = argv[++i];
+    }
+    p.flags.emplace_back(name, *value);
+  }
+  return p;
+}
+
+std::optional<std::string> flag(const Parsed& p, const std::string& name) {
+  std::optional<std::string> out;
+  for (const auto& [n, v] : p.flags) {
+    if (n == name) out = v;
+  }
+  return out;
+}
+
+std::optional<uint64_t> parse_count(const std::string& s) {
+  if (s.empty() || s.size() > 12) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v;
+}
+
+constexpr const char* kReplayUsage =
+    "usage: lockstep replay FILE [--allow-changed]\n"
+    "Re-runs a saved trace's recorded scheduler decisions and checks that the event log, the\n"
+    "history and the verdict come out exactly as recorded.\n"
+    "exit: 0 reproduced exactly, 3 diverged, 2 bad input, 4 the recipe changed since recording\n";
+constexpr const char* kRecheckUsage =
+    "usage: lockstep recheck FILE...\n"
+    "Runs each trace's scenario and seed against the current code (seeded random strategy, not\n"
+    "the recorded decisions) and prints the verdict now.\n"
+    "exit: 0 every trace passes now, 1 some trace still fails, 2 bad input\n";
+constexpr const char* kShowUsage =
+    "usage: lockstep show FILE [--html OUT] [--lane-width N]\n"
+    "Prints a trace as a timeline, one lane per client; --html also writes a swim-lane page.\n"
+    "exit: 0 shown, 2 bad input\n";
+constexpr const char* kCorpusUsage =
+    "usage: lockstep corpus [--dir DIR] [--seeds N] [--recipe NAME]...\n"
+    "Records, for each broken variant (or NAME), the first failing seed in 1..N as "
+    "DIR/<recipe>.json\n"
+    "(default DIR traces/corpus, N 200).\n"
+    "exit: 0 every variant saved, 1 some variant not caught, 2 usage error\n";
+
+// Loads FILE and finds its recipe. Returns nullptr with the exit code in *code on failure;
+// `allow_changed` accepts a changed recipe (with a note).
+const recipes::RecipeInfo* open_trace(const std::string& path, bool allow_changed, Trace* trace,
+                                      int* code, std::ostream& err) {
+  LoadError e;
+  std::optional<Trace> t = load_trace(path, &e);
+  if (!t) {
+    err << "error: " << e.message << "\n";
+    *code = e.exit_code;
+    return nullptr;
+  }
+  *trace = std::move(*t);
+  const recipes::RecipeInfo* current = nullptr;
+  const recipes::RecipeInfo* r = resolve_recipe(*trace, &e, &current);
+  if (r != nullptr) return r;
+  if (e.exit_code == kExitRecipeChanged && allow_changed && current != nullptr) {
+    err << "note: " << path << ": " << e.message << "\n";
+    return current;
+  }
+  err << "error: " << path << ": " << e.message << "\n";
+  *code = e.exit_code;
+  return nullptr;
+}
+
+}  // namespace
+
+int replay_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  std::optional<Parsed> p = parse(argc, argv, {}, {"allow-changed"}, "replay", err);
+  if (!p) return kExitBadInput;
+  if (p->help) {
+    out << kReplayUsage;
+    return kExitOk;
+  }
+  if (p->positional.size() != 1) {
+    err << "lockstep replay: give exactly one trace FILE\n" << kReplayUsage;
+    return kExitBadInput;
+  }
+  const std::string& path = p->positional[0];
+  Trace trace;
+  int code = kExitBadInput;
+  const recipes::RecipeInfo* recipe =
+      open_trace(path, flag(*p, "allow-changed").has_value(), &trace, &code, err);
+  if (recipe == nullptr) return code;
+  out << "replaying " << path << ": " << trace.recipe << " seed " << trace.scenario.seed << ", "
+      << trace.decisions.size() << " recorded decisions, " << trace.event_count << " events, "
+      << trace.history.size() << " history events\n";
+  const ReplayResult r = replay_trace(trace, *recipe);
+  if (r.divergence) {
+    const Divergence& d = *r.divergence;
+    out << "DIVERGED: first divergent " << d.where;
+    if (d.where == "event log" || d.where == "history") out << " event #" << d.index;
+    out << "\n  expected: " << d.expected << "\n  actual:   " << d.actual << "\n";
+    if (!d.detail.empty()) out << "  replay strategy: " << d.detail << "\n";
+    out << "recorded verdict: " << verdict_summary(trace) << "\n";
+    out << "verdict now:      " << verdict_summary(r.replayed) << "\n";
+    return kExitDiverged;
+  }
+  char hash[24];
+  std::snprintf(hash, sizeof hash, "0x%016" PRIx64, trace.log_hash);
+  out << "reproduced exactly: " << trace.event_count << " events, hash " << hash << ", "
+      << trace.history.size() << " history events\n";
+  out << "verdict: " << verdict_summary(r.replayed) << "\n";
+  return kExitOk;
+}
+
+int recheck_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  std::optional<Parsed> p = parse(argc, argv, {}, {}, "recheck", err);
+  if (!p) return kExitBadInput;
+  if (p->help) {
+    out << kRecheckUsage;
+    return kExitOk;
+  }
+  if (p->positional.empty()) {
+    err << "lockstep recheck: give at least one trace FILE\n" << kRecheckUsage;
+    return kExitBadInput;
+  }
+  bool bad_input = false;
+  bool still_fails = false;
+  for (const std::string& path : p->positional) {
+    Trace trace;
+    int code = kExitBadInput;
+    // A changed recipe is what recheck is for: judge it as it is now.
+    const recipes::RecipeInfo* recipe = open_trace(path, true, &trace, &code, err);
+    if (recipe == nullptr) {
+      bad_input = true;
+      continue;
+    }
+    const std::vector<properties::Verdict> now = recheck_trace(trace, *recipe);
+    bool fails = false;
+    for (const properties::Verdict& v : now) fails = fails || !v.ok;
+    still_fails = still_fails || fails;
+    out << path << ": " << trace.recipe << " seed " << trace.scenario.seed << "\n"
+        << "  recorded: " << verdict_summary(trace) << "\n"
+        << "  now:      " << verdict_summary(now) << "\n"
+        << "  => " << (fails ? "STILL FAILS" : "passes now") << "\n";
+  }
+  if (bad_input) return kExitBadInput;
+  return still_fails ? kExitStillFails : kExitOk;
+}
+
+int show_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  std::optional<Parsed> p = parse(argc, argv, {"html", "lane-width"}, {}, "show", err);
+  if (!p) return kExitBadInput;
+  if (p->help) {
+    out << kShowUsage;
+    return kExitOk;
+  }
+  if (p->positional.size() != 1) {
+    err << "lockstep show: give exactly one trace FILE\n" << kShowUsage;
+    return kExitBadInput;
+  }
+  TextOptions o;
+  if (std::optional<std::string> w = flag(*p, "lane-width")) {
+    std::optional<uint64_t> v = parse_count(*w);
+    if (!v || *v < 8 || *v > 200) {
+      err << "lockstep show: --lane-width wants a number in [8, 200], not '" << *w << "'\n";
+      return kExitBadInput;
+    }
+    o.lane_width = static_cast<uint32_t>(*v);
+  }
+  const std::optional<std::string> html = flag(*p, "html");
+  if (html && html->empty()) {
+    err << "lockstep show: --html needs a file name\n";
+    return kExitBadInput;
+  }
+  LoadError e;
+  std::optional<Trace> trace = load_trace(p->positional[0], &e);
+  if (!trace) {
+    err << "error: " << e.message << "\n";
+    return e.exit_code;
+  }
+  // Showing needs no recipe code; a changed recipe is only worth a note.
+  const recipes::RecipeInfo* current = nullptr;
+  if (resolve_recipe(*trace, &e, &current) == nullptr) err << "note: " << e.message << "\n";
+  const Timeline tl = build_timeline(*trace);
+  out << render_text(tl, o);
+  if (html) {
+    std::string why;
+    if (!write_file_atomically(*html, render_html(tl), &why)) {
+      err << "error: cannot write the page: " << why << "\n";
+      return kExitBadInput;
+    }
+    out << "wrote " << *html << "\n";
+  }
+  return kExitOk;
+}
+
+int corpus_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  std::optional<Parsed> p = parse(argc, argv, {"dir", "seeds", "recipe"}, {}, "corpus", err);
+  if (!p) return kExitBadInput;
+  if (p->help) {
+    out << kCorpusUsage;
+    return kExitOk;
+  }
+  if (!p->positional.empty()) {
+    err << "lockstep corpus: unexpected argument '" << p->positional[0] << "'\n" << kCorpusUsage;
+    return kExitBadInput;
+  }
+  const std::string dir = flag(*p, "dir").value_or("traces/corpus");
+  uint64_t seeds = 200;
+  if (std::optional<std::string> s = flag(*p, "seeds")) {
+    std::optional<uint64_t> v = parse_count(*s);
+    if (!v || *v == 0) {
+      err << "lockstep corpus: --seeds wants a positive number, not '" << *s << "'\n";
+      return kExitBadInput;
+    }
+    seeds = *v;
+  }
+  std::vector<const recipes::RecipeInfo*> todo;
+  for (const auto& [name, value] : p->flags) {
+    if (name != "recipe") continue;
+    const recipes::RecipeInfo* r = recipes::find_recipe(value);
+    if (r == nullptr) {
+      err << "lockstep corpus: unknown recipe '" << value << "' (see `lockstep list`)\n";
+      return kExitBadInput;
+    }
+    todo.push_back(r);
+  }
+  if (todo.empty()) {
+    for (const recipes::RecipeInfo& r : recipes::registry()) {
+      if (r.expected == recipes::Expected::kBroken) todo.push_back(&r);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    err << "lockstep corpus: cannot create " << dir << ": " << ec.message() << "\n";
+    return kExitBadInput;
+  }
+  bool missed = false;
+  for (const recipes::RecipeInfo* r : todo) {
+    const properties::Claims claims = properties::claims_for(*r);
+    std::optional<uint64_t> found;
+    for (uint64_t seed = 1; seed <= seeds && !found; ++seed) {
+      const properties::SeedOutcome o = properties::run_seed(*r, claims, seed);
+      const properties::Verdict* v =
+          claims.must_violate ? o.verdict(*claims.must_violate) : o.first_violation();
+      if (v != nullptr && !v->ok) found = seed;
+    }
+    if (!found) {
+      out << r->name << ": not caught in seeds 1.." << seeds << "\n";
+      missed = true;
+      continue;
+    }
+    const properties::Scenario s =
+        properties::generate_scenario(*found, properties::generate_options(*r, claims, {}));
+    Trace t = record_trace(*r, s);
+    std::string file = r->name;
+    for (char& c : file) {
+      if (c == '/') c = '_';
+    }
+    const std::string path = (std::filesystem::path(dir) / (file + ".json")).string();
+    std::string why;
+    if (!write_file_atomically(path, to_json_text(t), &why)) {
+      err << "lockstep corpus: " << why << "\n";
+      return kExitBadInput;
+    }
+    out << r->name << ": seed " << *found << " -> " << path << " (" << t.event_count << " events, "
+        << t.history.size() << " history events): " << verdict_summary(t) << "\n";
+  }
+  return missed ? kExitStillFails : kExitOk;
+}
+
+}  // namespace lockstep::traces

@@ -1,0 +1,75 @@
+// lockstep traces: recording a run as a Trace, replaying a Trace, and re-judging its scenario.
+//
+// record_trace() runs one scenario of one recipe in the simulator (properties::run_in_sim) with
+// the event log kept, takes the scheduler's decisions, the log, the history and the verdicts of
+// every property the recipe's claims make applicable (properties::judge), and returns them as a
+// Trace. replay_trace() runs the trace's scenario again with sim::make_replay_strategy over the
+// recorded decisions and compares everything the run produced with the recording, strictly: the
+// first difference (event-log line, history event, event count, hash, verdict) is reported and
+// nothing after it is judged. recheck_trace() ignores the decisions and runs the scenario with the
+// seeded random strategy against the current code, as `lockstep check` would.
+//
+// Deterministic and single-threaded, like the simulator it drives; no file I/O here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "properties/checkers.h"
+#include "properties/scenario.h"
+#include "recipes/registry.h"
+#include "sim/world.h"
+#include "traces/trace.h"
+
+namespace lockstep::traces {
+
+// Runs `s` for `recipe` with `strategy` (nullptr: sim::make_random_strategy(s.seed), exactly
+// what `lockstep check` runs) and records it.
+Trace record_trace(const recipes::RecipeInfo& recipe, const properties::Scenario& s,
+                   std::unique_ptr<sim::Strategy> strategy = nullptr);
+
+// The decisions as the event log's "choose" lines name them ("choose latency 1/4").
+std::vector<sim::Decision> decisions_from_log(const std::vector<sim::LoggedEvent>& events);
+
+struct Divergence {
+  std::string where;     // "event log", "history", "event count", "event-log hash", "verdict",
+                         // "decisions", "strategy"
+  uint64_t index = 0;    // the first differing event / history index (0 where meaningless)
+  std::string expected;  // what the recording holds there
+  std::string actual;    // what the replay produced there
+  std::string detail;    // the replay strategy's own account, when it left the recording
+};
+
+// The first difference between a recording and a re-run, or nullopt when they are identical
+// (event log line by line, history event by event, count, hash, the reported verdict).
+std::optional<Divergence> first_divergence(const Trace& recorded, const Trace& replayed);
+
+struct ReplayResult {
+  Trace replayed;
+  std::optional<Divergence> divergence;
+};
+
+// REQUIRES: `recipe` is the trace's recipe.
+ReplayResult replay_trace(const Trace& recorded, const recipes::RecipeInfo& recipe);
+
+// The verdicts of the trace's scenario run now with the seeded random strategy.
+std::vector<properties::Verdict> recheck_trace(const Trace& recorded,
+                                               const recipes::RecipeInfo& recipe);
+
+// Derives the scenario of `seed` the way `lockstep check` does (faults restricted to `allowed`
+// when not empty), records it, and when a property is violated saves it under `dir`. Returns the
+// path, or "" when the seed passes or the file could not be written (*error says which).
+std::string save_seed_failure(const recipes::RecipeInfo& recipe, uint64_t seed,
+                              const std::set<sim::FaultKind>& allowed, const std::string& dir,
+                              std::string* error = nullptr);
+
+// One line: "herd-free VIOLATED: <message> (history events #3, #7)" or "every property held
+// (7 judged)".
+std::string verdict_summary(const Trace& trace);
+std::string verdict_summary(const std::vector<properties::Verdict>& verdicts);
+
+}  // namespace lockstep::traces

@@ -1,0 +1,236 @@
+// Tests of replay, recheck and show: strict reproduction, divergence reports, exit codes, the
+// text timeline and the HTML page's static content.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "traces/commands.h"
+#include "traces/record.h"
+#include "traces/test_util.h"
+#include "traces/timeline.h"
+#include "traces/trace.h"
+
+namespace lockstep::traces {
+namespace {
+
+using testing::CommandResult;
+using testing::first_trace;
+using testing::read_file;
+using testing::run_command;
+using testing::TempDir;
+using testing::write_file;
+
+// One recorded failure shared by the tests (recording is deterministic, so sharing is safe).
+const Trace& expiry_trace() {
+  static const Trace t = first_trace("broken/ignores-expiry");
+  return t;
+}
+
+std::string save(const TempDir& dir, const Trace& t, const std::string& name) {
+  const std::string path = dir.file(name);
+  std::string error;
+  EXPECT_TRUE(write_file_atomically(path, to_json_text(t), &error)) << error;
+  return path;
+}
+
+// Replaying the recorded decisions reproduces the event log, the history and the verdict.
+TEST(Replay, ReproducesARecordedFailureExactly) {
+  const Trace& t = expiry_trace();
+  ASSERT_NE(t.violation(), nullptr);
+  const ReplayResult r = replay_trace(t, *recipes::find_recipe(t.recipe));
+  EXPECT_FALSE(r.divergence.has_value())
+      << r.divergence->where << " #" << r.divergence->index << "\n"
+      << r.divergence->expected << "\n"
+      << r.divergence->actual;
+  EXPECT_EQ(r.replayed.log_hash, t.log_hash);
+  EXPECT_EQ(r.replayed.decisions, t.decisions);
+}
+
+// `replay FILE` on a saved failure exits 0 and prints the recorded verdict.
+TEST(Replay, CommandReportsReproducedAndTheVerdict) {
+  TempDir dir;
+  const std::string path = save(dir, expiry_trace(), "t.json");
+  const CommandResult r = run_command(replay_main, "replay", {path});
+  EXPECT_EQ(r.code, kExitOk) << r.out << r.err;
+  EXPECT_NE(r.out.find("reproduced exactly"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verdict: " + verdict_summary(expiry_trace())), std::string::npos) << r.out;
+}
+
+// An edited event-log line makes replay stop at that event and name it: index, the recorded
+// line and the line the run produced.
+TEST(Replay, NamesTheFirstDivergentEvent) {
+  TempDir dir;
+  Trace t = expiry_trace();
+  const size_t i = t.events.size() / 2;
+  const std::string actual = event_line(t.events[i]);
+  t.events[i].text += " (edited)";
+  const CommandResult r = run_command(replay_main, "replay", {save(dir, t, "t.json")});
+  EXPECT_EQ(r.code, kExitDiverged) << r.out << r.err;
+  EXPECT_NE(r.out.find("first divergent event log event #" + std::to_string(i)), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("expected: " + event_line(t.events[i])), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("actual:   " + actual), std::string::npos) << r.out;
+}
+
+// A changed decision steers the run elsewhere: replay diverges (the replay strategy leaves its
+// recording or the log differs) and says where.
+TEST(Replay, ChangedDecisionDiverges) {
+  TempDir dir;
+  Trace t = expiry_trace();
+  size_t k = t.decisions.size() / 3;
+  while (k < t.decisions.size() && t.decisions[k].kind != sim::ChoiceKind::kLatency) ++k;
+  ASSERT_LT(k, t.decisions.size());
+  t.decisions[k].chosen = (t.decisions[k].chosen + 1) % t.decisions[k].n;
+  const CommandResult r = run_command(replay_main, "replay", {save(dir, t, "t.json")});
+  EXPECT_EQ(r.code, kExitDiverged) << r.out << r.err;
+  EXPECT_NE(r.out.find("DIVERGED: first divergent event log event #"), std::string::npos) << r.out;
+}
+
+// A verdict that no longer matches (the checkers changed) is a divergence too.
+TEST(Replay, ChangedVerdictDiverges) {
+  TempDir dir;
+  Trace t = expiry_trace();
+  for (properties::Verdict& v : t.verdicts) {
+    if (!v.ok) {
+      v.message = "something else";
+      break;
+    }
+  }
+  const CommandResult r = run_command(replay_main, "replay", {save(dir, t, "t.json")});
+  EXPECT_EQ(r.code, kExitDiverged) << r.out;
+  EXPECT_NE(r.out.find("first divergent verdict"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("something else"), std::string::npos) << r.out;
+}
+
+// Bad input gets its documented exit code and a message, and no file is written: a missing
+// file and malformed JSON (2), an unknown version (2), a changed recipe (4, and 0 with
+// --allow-changed when nothing else changed), usage errors (2).
+TEST(Replay, BadInputExitCodes) {
+  TempDir dir;
+  CommandResult r = run_command(replay_main, "replay", {dir.file("missing.json")});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("missing.json: no such file"), std::string::npos) << r.err;
+
+  write_file(dir.file("bad.json"), "{ not json");
+  r = run_command(replay_main, "replay", {dir.file("bad.json")});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(dir.file("bad.json")), "{ not json");
+
+  std::string text = to_json_text(expiry_trace());
+  text.replace(text.find("\"format_version\": 1"), 19, "\"format_version\": 2");
+  write_file(dir.file("v2.json"), text);
+  r = run_command(replay_main, "replay", {dir.file("v2.json")});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("unknown trace format version 2"), std::string::npos) << r.err;
+
+  Trace changed = expiry_trace();
+  changed.recipe_fingerprint = "fnv1a64:0123456789abcdef";
+  const std::string path = save(dir, changed, "changed.json");
+  r = run_command(replay_main, "replay", {path});
+  EXPECT_EQ(r.code, kExitRecipeChanged);
+  EXPECT_NE(r.err.find("changed since the trace was recorded"), std::string::npos) << r.err;
+  r = run_command(replay_main, "replay", {path, "--allow-changed"});
+  EXPECT_EQ(r.code, kExitOk) << r.out << r.err;
+
+  EXPECT_EQ(run_command(replay_main, "replay", {}).code, kExitBadInput);
+  EXPECT_EQ(run_command(replay_main, "replay", {path, "--bogus"}).code, kExitBadInput);
+  EXPECT_EQ(run_command(replay_main, "replay", {"--help"}).code, kExitOk);
+}
+
+// recheck judges the scenario now: a broken variant still fails (1), a correct recipe's trace
+// passes (0), and a bad file among good ones makes it 2 while the others are still reported.
+TEST(Recheck, ReportsTheVerdictNow) {
+  TempDir dir;
+  const std::string broken = save(dir, expiry_trace(), "broken.json");
+  const std::string correct = save(dir, first_trace("fair-mutex"), "correct.json");
+  CommandResult r = run_command(recheck_main, "recheck", {broken});
+  EXPECT_EQ(r.code, kExitStillFails) << r.out << r.err;
+  EXPECT_NE(r.out.find("STILL FAILS"), std::string::npos) << r.out;
+  r = run_command(recheck_main, "recheck", {correct});
+  EXPECT_EQ(r.code, kExitOk) << r.out << r.err;
+  EXPECT_NE(r.out.find("passes now"), std::string::npos) << r.out;
+  r = run_command(recheck_main, "recheck", {correct, dir.file("missing.json"), broken});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.out.find("STILL FAILS"), std::string::npos) << r.out;
+  EXPECT_EQ(run_command(recheck_main, "recheck", {}).code, kExitBadInput);
+}
+
+// The timeline gives every client a lane, derives waiting/holding from the history, shows the
+// holder that still believes after the server expired its session, and marks the verdict's
+// events.
+TEST(Timeline, LanesStatesAndTheViolation) {
+  const Trace& t = expiry_trace();
+  const Timeline tl = build_timeline(t);
+  ASSERT_EQ(tl.lanes.size(), t.scenario.workload.clients);
+  const properties::Verdict* v = t.violation();
+  ASSERT_NE(v, nullptr);
+  ASSERT_FALSE(v->events.empty());
+  bool expired_belief = false;
+  size_t proof_rows = 0;
+  for (const TimelineRow& r : tl.rows) {
+    ASSERT_EQ(r.lanes.size(), tl.lanes.size());
+    for (LaneState s : r.lanes) expired_belief = expired_belief || s == LaneState::kExpiredBelief;
+    if (r.violation) ++proof_rows;
+    if (r.id[0] != 'h') continue;
+    const properties::Event& e = t.history[std::stoull(r.id.substr(1))];
+    if (e.op == properties::Op::kAcquire && e.type == properties::Type::kInvoke &&
+        r.lanes[e.client - 1] != LaneState::kHolding) {
+      EXPECT_EQ(r.lanes[e.client - 1], LaneState::kWaiting) << r.id;
+    }
+    if (e.op == properties::Op::kAcquire && e.type == properties::Type::kOk) {
+      EXPECT_EQ(r.lanes[e.client - 1], LaneState::kHolding) << r.id;
+    }
+  }
+  EXPECT_TRUE(expired_belief) << "the holder whose session expired should show as '!'";
+  EXPECT_EQ(proof_rows, v->events.size());
+}
+
+// `show` prints a header per lane, the verdict, '>>' on the proving rows and their ids.
+TEST(Show, TextTimeline) {
+  TempDir dir;
+  const Trace& t = expiry_trace();
+  const CommandResult r = run_command(show_main, "show", {save(dir, t, "t.json")});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (uint32_t c = 1; c <= t.scenario.workload.clients; ++c) {
+    EXPECT_NE(r.out.find("  c" + std::to_string(c) + " "), std::string::npos) << c;
+  }
+  EXPECT_NE(r.out.find("verdict: " + verdict_summary(t)), std::string::npos);
+  std::string proof = ">> rows proving it:";
+  for (uint64_t i : t.violation()->events) {
+    proof += " h" + std::to_string(i);
+    EXPECT_NE(r.out.find(">> h" + std::to_string(i) + " "), std::string::npos) << i;
+  }
+  EXPECT_NE(r.out.find(proof), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find('!'), std::string::npos);
+}
+
+// `show --html OUT` writes a self-contained page whose lanes are drawn by its script (the static
+// text has no lane element yet), and on bad input OUT is not created.
+TEST(Show, HtmlPageIsSelfContainedAndNotWrittenOnBadInput) {
+  TempDir dir;
+  const std::string page = dir.file("page.html");
+  CommandResult r =
+      run_command(show_main, "show", {save(dir, expiry_trace(), "t.json"), "--html", page});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const std::string html = read_file(page);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("id=\"trace-data\""), std::string::npos);
+  EXPECT_EQ(html.find("class=\"lane\""), std::string::npos);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+
+  write_file(dir.file("bad.json"), "[]");
+  const std::string other = dir.file("other.html");
+  r = run_command(show_main, "show", {dir.file("bad.json"), "--html", other});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_FALSE(std::filesystem::exists(other));
+  r = run_command(show_main, "show", {dir.file("bad.json"), "--html", page});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_EQ(read_file(page), html);
+  EXPECT_EQ(run_command(show_main, "show", {"--lane-width", "3", dir.file("t.json")}).code,
+            kExitBadInput);
+}
+
+}  // namespace
+}  // namespace lockstep::traces

@@ -1,0 +1,123 @@
+// lockstep traces: the trace — everything needed to replay one simulated run bit for bit and to
+// read it afterwards — and its versioned JSON file format (traces/FORMAT.md).
+//
+// A Trace is a plain value: the recipe (name + a fingerprint of its registry entry), the
+// scenario (properties::Scenario, faults included), the strategy's name, the scheduler's
+// decisions, the simulator's event log (every event, with its count and hash), the workload's
+// history, and the verdicts of the properties judged. It is built by traces/record.h from a run
+// or loaded from a file here; it never refers to a live World.
+//
+// Files are written atomically (a temporary file in the target directory, fsync, rename, fsync
+// of the directory), so a reader sees either the old file or the whole new one, never a torn
+// one. Loading never throws: bad input comes back as a LoadError with a message and the
+// command's exit code (see kExit* below and FORMAT.md). Not thread-safe; no globals.
+//
+// Invariants of a Trace built by record_trace():
+//   1. events[i].index == i and events.size() == event_count (the log was recorded from the start);
+//   2. history[i].index == i;
+//   3. every index in a verdict's `events` is < history.size().
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "properties/checkers.h"
+#include "properties/history.h"
+#include "properties/scenario.h"
+#include "recipes/registry.h"
+#include "sim/world.h"
+
+namespace lockstep::traces {
+
+// The format this code writes and the only one it reads.
+constexpr int kFormatVersion = 1;
+constexpr const char* kFormatName = "lockstep-trace";
+
+// Exit statuses of the trace commands (replay, recheck, show), documented in FORMAT.md.
+constexpr int kExitOk = 0;             // replay: reproduced exactly; recheck: every trace passes
+constexpr int kExitStillFails = 1;     // recheck: at least one trace still violates a property
+constexpr int kExitBadInput = 2;       // usage error, missing/unreadable file, malformed JSON,
+                                       // unknown format version, unknown recipe, bad --html path
+constexpr int kExitDiverged = 3;       // replay: the run left the recording (event log, history,
+                                       // hash or verdict differ)
+constexpr int kExitRecipeChanged = 4;  // the recipe's registry entry changed since recording
+
+struct RunInfo {
+  zk::Time start;    // the workload's start in world time (after the lock directory was made)
+  zk::Time heal_at;  // in world time
+  zk::Time end;
+  bool finished = false;
+  uint64_t sim_events = 0;
+  uint64_t requests = 0;
+};
+
+struct Trace {
+  int format_version = kFormatVersion;
+  std::string recipe;              // registry name
+  std::string recipe_kind;         // recipes::to_string(Kind), informational
+  std::string recipe_expected;     // "correct" / "broken", informational
+  std::string recipe_fingerprint;  // recipe_fingerprint() at recording time
+  properties::Scenario scenario;   // scenario.seed is the world's seed
+  std::string strategy;            // the strategy that made the decisions ("random")
+  std::vector<sim::Decision> decisions;
+  std::vector<sim::LoggedEvent> events;  // the simulator's event log
+  uint64_t event_count = 0;              // sim::EventLog::size()
+  uint64_t log_hash = 0;                 // sim::EventLog::hash()
+  properties::History history;
+  std::vector<properties::Verdict> verdicts;  // every property judged, in Property order
+  RunInfo run;
+
+  // The verdict the trace reports: its first violation, or nullptr when every property held.
+  const properties::Verdict* violation() const;
+};
+
+// "fnv1a64:0123456789abcdef" over the registry entry's name, kind, expectation and description:
+// it changes when the recipe's identity or documented behaviour changes.
+std::string recipe_fingerprint(const recipes::RecipeInfo& recipe);
+
+// The whole document, deterministic (no timestamps): the same Trace gives the same bytes.
+std::string to_json_text(const Trace& trace);
+
+struct LoadError {
+  int exit_code = kExitBadInput;
+  std::string message;  // one paragraph naming the file and what is wrong with it
+};
+
+// Parses a document. `origin` names it in error messages (a path).
+std::optional<Trace> parse_trace(std::string_view text, std::string_view origin, LoadError* error);
+// Reads and parses a file.
+std::optional<Trace> load_trace(const std::string& path, LoadError* error);
+
+// The registry entry the trace was recorded with. Unknown recipe: kExitBadInput; a fingerprint
+// that differs from the current entry's: kExitRecipeChanged (the entry is still returned in
+// *current so that a caller that was told to go ahead can).
+const recipes::RecipeInfo* resolve_recipe(const Trace& trace, LoadError* error,
+                                          const recipes::RecipeInfo** current = nullptr);
+
+// Writes `data` to `path` atomically: a temporary file in the same directory, fsync, rename over
+// `path`, fsync of the directory. On failure nothing at `path` changes and *error says why.
+bool write_file_atomically(const std::string& path, std::string_view data, std::string* error);
+
+// "broken_watch-first-seed17-3fa2b1c0.json": recipe (slashes made underscores), seed, and the
+// first 8 hex digits of the event-log hash, so two different runs never share a name.
+std::string trace_file_name(const Trace& trace);
+
+// Saves the trace under `dir` (created if missing) as trace_file_name(trace), atomically.
+// Returns the path, or "" with *error set when it could not be written.
+std::string save_failure_trace(const Trace& trace, const std::string& dir,
+                               std::string* error = nullptr);
+// The default directory for failure traces, relative to the working directory.
+constexpr const char* kDefaultFailureDir = "traces/failures";
+
+// "./lockstep replay PATH" (and how to read it), for failure reports.
+std::string replay_command(const std::string& path);
+void print_replay_command(std::ostream& out, const std::string& path);
+
+// One event-log line, exactly as sim::EventLog::to_text() prints it (without the newline).
+std::string event_line(const sim::LoggedEvent& e);
+
+}  // namespace lockstep::traces
