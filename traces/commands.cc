@@ -101,8 +101,9 @@ constexpr const char* kRecheckUsage =
     "the recorded decisions) and prints the verdict now.\n"
     "exit: 0 every trace passes now, 1 some trace still fails, 2 bad input\n";
 constexpr const char* kShowUsage =
-    "usage: lockstep show FILE [--html OUT] [--lane-width N]\n"
-    "Prints a trace as a timeline, one lane per client; --html also writes a swim-lane page.\n"
+    "usage: lockstep show FILE [--html OUT] [--lane-width N] [--context N]\n"
+    "Prints a trace as a timeline, one lane per client; --html also writes a swim-lane page;\n"
+    "--context N prints only the rows within N rows of the violation.\n"
     "exit: 0 shown, 2 bad input\n";
 constexpr const char* kCorpusUsage =
     "usage: lockstep corpus [--dir DIR] [--seeds N] [--recipe NAME]...\n"
@@ -212,7 +213,7 @@ int recheck_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
 }
 
 int show_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  std::optional<Parsed> p = parse(argc, argv, {"html", "lane-width"}, {}, "show", err);
+  std::optional<Parsed> p = parse(argc, argv, {"html", "lane-width", "context"}, {}, "show", err);
   if (!p) return kExitBadInput;
   if (p->help) {
     out << kShowUsage;
@@ -230,6 +231,14 @@ int show_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
       return kExitBadInput;
     }
     o.lane_width = static_cast<uint32_t>(*v);
+  }
+  if (std::optional<std::string> c = flag(*p, "context")) {
+    std::optional<uint64_t> v = parse_count(*c);
+    if (!v || *v > 100000) {
+      err << "lockstep show: --context wants a number of rows, not '" << *c << "'\n";
+      return kExitBadInput;
+    }
+    o.context_rows = static_cast<uint32_t>(*v);
   }
   const std::optional<std::string> html = flag(*p, "html");
   if (html && html->empty()) {

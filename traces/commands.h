@@ -11,8 +11,9 @@
 //       Runs each trace's scenario and seed against the current code with the seeded random
 //       strategy and prints the verdict now. 0 every trace passes now, 1 at least one still
 //       fails, 2 at least one file is bad input (it is reported and the others still run).
-//   show FILE [--html OUT] [--lane-width N]
-//       Prints the timeline; with --html also writes the swim-lane page to OUT atomically.
+//   show FILE [--html OUT] [--lane-width N] [--context N]
+//       Prints the timeline (with --context only the rows within N rows of the violation); with
+//       --html also writes the swim-lane page to OUT atomically.
 //       0 shown, 2 bad input (OUT is then not touched).
 //   corpus [--dir DIR] [--seeds N] [--recipe NAME]...
 //       (Re)generates the regression corpus: for each broken variant (or each NAME), the first

@@ -205,6 +205,21 @@ TEST(Show, TextTimeline) {
   EXPECT_NE(r.out.find('!'), std::string::npos);
 }
 
+// `show --context N` keeps the proving rows and their neighbours and elides the rest.
+TEST(Show, ContextKeepsOnlyRowsNearTheViolation) {
+  TempDir dir;
+  const std::string path = save(dir, expiry_trace(), "t.json");
+  const CommandResult all = run_command(show_main, "show", {path});
+  const CommandResult near = run_command(show_main, "show", {path, "--context", "2"});
+  ASSERT_EQ(near.code, kExitOk) << near.err;
+  EXPECT_LT(near.out.size(), all.out.size() / 2);
+  EXPECT_NE(near.out.find("   ...\n"), std::string::npos);
+  for (uint64_t i : expiry_trace().violation()->events) {
+    EXPECT_NE(near.out.find(">> h" + std::to_string(i) + " "), std::string::npos) << i;
+  }
+  EXPECT_EQ(run_command(show_main, "show", {path, "--context", "x"}).code, kExitBadInput);
+}
+
 // `show --html OUT` writes a self-contained page whose lanes are drawn by its script (the static
 // text has no lane element yet), and on bad input OUT is not created.
 TEST(Show, HtmlPageIsSelfContainedAndNotWrittenOnBadInput) {

@@ -299,7 +299,24 @@ std::string render_text(const Timeline& tl, const TextOptions& o) {
   for (const std::string& name : tl.lanes) header += fit(name, lw);
   header += "world";
   out += header + "\n";
-  for (const TimelineRow& r : tl.rows) {
+  // Rows to print: all, or those near a proving row.
+  std::vector<bool> keep(tl.rows.size(), o.context_rows == 0);
+  if (o.context_rows > 0) {
+    bool any = false;
+    for (size_t i = 0; i < tl.rows.size(); ++i) {
+      if (!tl.rows[i].violation) continue;
+      any = true;
+      const size_t from = i >= o.context_rows ? i - o.context_rows : 0;
+      for (size_t k = from; k < tl.rows.size() && k <= i + o.context_rows; ++k) keep[k] = true;
+    }
+    if (!any) keep.assign(tl.rows.size(), true);
+  }
+  for (size_t i = 0; i < tl.rows.size(); ++i) {
+    if (!keep[i]) {
+      if (i == 0 || keep[i - 1]) out += "   ...\n";
+      continue;
+    }
+    const TimelineRow& r = tl.rows[i];
     std::string line = r.violation ? ">> " : "   ";
     line += fit(r.id, 7) + " " + fit(time_text(r.at), 11);
     for (size_t lane = 0; lane < tl.lanes.size(); ++lane) {
