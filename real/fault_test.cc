@@ -94,6 +94,8 @@ TEST(RealFaults, ForcedExpiryDeletesEphemeralsAndTheVictimSeesExpired) {
   EXPECT_EQ(get(loop, victim, victim.exists("/")).error, Error::kInvalidState);
   EXPECT_EQ(get(loop, victim, victim.create("/w", "", CreateMode::kPersistent)).error,
             Error::kInvalidState);
+  EXPECT_EQ(get(loop, victim, victim.close()).error, Error::kInvalidState);
+  EXPECT_EQ(victim.state(), SessionState::kExpired);
   victim.reopen();
   ASSERT_TRUE(wait_state(loop, victim, SessionState::kConnected));
   EXPECT_EQ(get(loop, victim, victim.exists("/")).error, Error::kOk);

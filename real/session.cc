@@ -446,7 +446,13 @@ zk::Future<zk::Status> RealSession::close() {
   if (core_->zh == nullptr || core_->state == zk::SessionState::kClosed) {
     return zk::Future<zk::Status>::ready(zk::Status::failure(zk::Error::kInvalidState));
   }
-  if (!is_final(core_->state)) core_->set_state(zk::SessionState::kClosed);
+  if (core_->state == zk::SessionState::kExpired) {
+    // Like every call after expiry: kInvalidState. The dead handle is released all the same
+    // (no round trip: the C client knows the session is gone).
+    zookeeper_close(std::exchange(core_->zh, nullptr));
+    return zk::Future<zk::Status>::ready(zk::Status::failure(zk::Error::kInvalidState));
+  }
+  core_->set_state(zk::SessionState::kClosed);
   zhandle_t* zh = std::exchange(core_->zh, nullptr);
   zk::Promise<zk::Status> promise;
   zk::Future<zk::Status> f = promise.future();
