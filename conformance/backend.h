@@ -3,8 +3,8 @@
 // The conformance suite (conformance/suite.h) is written once, against zk::Session only, and
 // runs unchanged on every Backend: the simulator (conformance/sim_conformance_test.cc) and
 // Debian's real ZooKeeper server (real/, which implements this interface). A Backend owns the
-// sessions it opens and whatever drives them (a sim::World; a server process and an event-loop
-// thread). One Backend object serves one test: the suite makes a fresh one per test through a
+// sessions it opens and whatever drives them (a sim::World; a server process, proxies and one
+// event loop). One Backend object serves one test: the suite makes a fresh one per test through a
 // BackendFactory, so tests never see each other's sessions. Tests may share a server, because
 // every test works only under its own fresh_root().
 //
@@ -15,9 +15,10 @@
 // AWAITING task's executor (zk/wait.h, Waiter uses task->executor), so a body spawned on session
 // A that awaits session B's reply resumes on A's executor. That is safe because:
 //   - simulator: one thread, one event queue for the whole World;
-//   - real server: ALL sessions of one Backend share ONE event-loop thread, and every
-//     coroutine (the body, tasks it spawns on any session's context, watch and session
-//     deliveries) resumes there. run() blocks the test's thread until the body is done.
+//   - real server: ALL sessions of one Backend share ONE event loop, run on one thread (real/
+//     runs it on the test's own thread inside run()), and every coroutine (the body, tasks it
+//     spawns on any session's context, watch and session deliveries) resumes there. run()
+//     returns only when the body is done or the limit passed.
 // A body may spawn more root tasks on any session's context and join them.
 // Sessions, watches and subscriptions are touched ONLY inside bodies (on the backend's thread);
 // the test's thread uses nothing but Backend's own methods, and never while run() is active.
@@ -82,7 +83,7 @@ class Backend {
 
   // Opens a new client session with the requested timeout and drives until it is connected.
   // The backend owns it (invariant 1). Failing to connect is a harness failure: the backend
-  // reports it with a gtest failure and aborts the test (it does not return a dead session).
+  // records a gtest failure (the test fails) and still returns the unconnected session.
   virtual zk::Session& open(zk::Duration session_timeout) = 0;
 
   // Spawns `body` on `on.context()` and drives every session of this backend until the body
@@ -101,7 +102,7 @@ class Backend {
   // Returns the close's result.
   virtual zk::Error close(zk::Session& s) = 0;
 
-  // A unique persistent path for this test's nodes (invariant 4).
+  // A unique persistent path for this test's nodes (invariant 4). Not from inside a body.
   virtual std::string fresh_root() = 0;
 
   // Feature kSetSequenceCounter: the next sequence number `parent` hands out becomes `next`.

@@ -6,15 +6,22 @@
 //
 //   LOCKSTEP_INSTANTIATE_CONFORMANCE(Sim, lockstep::conformance::BackendFactory{"sim", make});
 //
-// in its own test executable (see conformance/sim_conformance_test.cc; real/ does the same
-// with the real server). Test names read `Sim/ConformanceTest.SequentialSuffixIsTenDigits/sim`.
+// in its own test executable (conformance/sim_conformance_test.cc for the simulator,
+// real/real_conformance_test.cc for Debian's server). Test names read
+// `Sim/ConformanceTest.SequentialSuffixIsTenDigitDecimalStartingAtZero/standalone`.
+//
+// Where the rules come from: DESIGN §2, each checked against Debian's ZooKeeper 3.8.0 with the
+// C client (the real server is the reference; comments say "measured" where a test pins a fact
+// found that way). Files: suite_tree.cc (sequence numbers, tree rules, stat, paths, sync),
+// suite_watch.cc (watches), suite_session.cc (ids, close, expiry), suite_limits.cc (races,
+// binary data, the packet limit).
 //
 // Every test gets a fresh Backend from the factory (SetUp) and drops it in TearDown. Bodies are
 // free coroutine functions that take sessions by pointer and strings by value (nothing refers
 // to the TEST_P's stack across a suspension). Inside a body, gtest's ASSERT_* cannot be used
 // (they `return`, a coroutine must `co_return`): use EXPECT_* and the CO_ASSERT_* macros below.
-// A feature-gated test skips itself with GTEST_SKIP naming the missing Feature; no other test
-// skips anything.
+// A test that needs a capability the backend lacks (a Feature, or partition()) skips itself with
+// GTEST_SKIP naming it; no other test skips anything.
 #pragma once
 
 #include <gtest/gtest.h>
