@@ -10,8 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "properties/claims.h"
-#include "properties/suite.h"
 #include "traces/record.h"
 #include "traces/timeline.h"
 #include "traces/trace.h"
@@ -311,27 +309,14 @@ int corpus_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   }
   bool missed = false;
   for (const recipes::RecipeInfo* r : todo) {
-    const properties::Claims claims = properties::claims_for(*r);
-    std::optional<uint64_t> found;
-    for (uint64_t seed = 1; seed <= seeds && !found; ++seed) {
-      const properties::SeedOutcome o = properties::run_seed(*r, claims, seed);
-      const properties::Verdict* v =
-          claims.must_violate ? o.verdict(*claims.must_violate) : o.first_violation();
-      if (v != nullptr && !v->ok) found = seed;
-    }
+    const std::optional<uint64_t> found = first_failing_seed(*r, seeds);
     if (!found) {
       out << r->name << ": not caught in seeds 1.." << seeds << "\n";
       missed = true;
       continue;
     }
-    const properties::Scenario s =
-        properties::generate_scenario(*found, properties::generate_options(*r, claims, {}));
-    Trace t = record_trace(*r, s);
-    std::string file = r->name;
-    for (char& c : file) {
-      if (c == '/') c = '_';
-    }
-    const std::string path = (std::filesystem::path(dir) / (file + ".json")).string();
+    const Trace t = record_trace(*r, check_scenario(*r, *found));
+    const std::string path = (std::filesystem::path(dir) / (file_stem(r->name) + ".json")).string();
     std::string why;
     if (!write_file_atomically(path, to_json_text(t), &why)) {
       err << "lockstep corpus: " << why << "\n";

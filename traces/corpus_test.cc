@@ -29,14 +29,6 @@ std::vector<std::string> corpus_files() {
   return out;
 }
 
-std::string corpus_name(const recipes::RecipeInfo& r) {
-  std::string file = r.name;
-  for (char& c : file) {
-    if (c == '/') c = '_';
-  }
-  return file + ".json";
-}
-
 class CorpusTrace : public ::testing::TestWithParam<std::string> {};
 
 // Replaying the kept trace reproduces its event log, history and verdict (exit 0), and the
@@ -68,7 +60,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTrace, ::testing::ValuesIn(corpus_files()
 TEST(Corpus, EveryBrokenVariantHasATraceThatCatchesIt) {
   for (const recipes::RecipeInfo& r : recipes::registry()) {
     if (r.expected != recipes::Expected::kBroken) continue;
-    const std::string path = kCorpusDir + "/" + corpus_name(r);
+    const std::string path = kCorpusDir + "/" + file_stem(r.name) + ".json";
     LoadError e;
     std::optional<Trace> t = load_trace(path, &e);
     ASSERT_TRUE(t.has_value()) << r.name << ": " << e.message

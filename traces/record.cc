@@ -172,13 +172,26 @@ std::vector<Verdict> recheck_trace(const Trace& recorded, const recipes::RecipeI
       .verdicts;
 }
 
+std::optional<uint64_t> first_failing_seed(const recipes::RecipeInfo& recipe, uint64_t max_seed) {
+  const properties::Claims claims = properties::claims_for(recipe);
+  for (uint64_t seed = 1; seed <= max_seed; ++seed) {
+    const properties::SeedOutcome o = properties::run_seed(recipe, claims, seed);
+    const Verdict* v = claims.must_violate ? o.verdict(*claims.must_violate) : o.first_violation();
+    if (v != nullptr && !v->ok) return seed;
+  }
+  return std::nullopt;
+}
+
+properties::Scenario check_scenario(const recipes::RecipeInfo& recipe, uint64_t seed,
+                                    const std::set<sim::FaultKind>& allowed) {
+  return properties::generate_scenario(
+      seed, properties::generate_options(recipe, properties::claims_for(recipe), allowed));
+}
+
 std::string save_seed_failure(const recipes::RecipeInfo& recipe, uint64_t seed,
                               const std::set<sim::FaultKind>& allowed, const std::string& dir,
                               std::string* error) {
-  const properties::Claims claims = properties::claims_for(recipe);
-  const properties::Scenario s =
-      properties::generate_scenario(seed, properties::generate_options(recipe, claims, allowed));
-  const Trace t = record_trace(recipe, s);
+  const Trace t = record_trace(recipe, check_scenario(recipe, seed, allowed));
   if (t.violation() == nullptr) {
     if (error) *error = recipe.name + " seed " + std::to_string(seed) + " violates nothing";
     return {};

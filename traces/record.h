@@ -60,6 +60,16 @@ ReplayResult replay_trace(const Trace& recorded, const recipes::RecipeInfo& reci
 std::vector<properties::Verdict> recheck_trace(const Trace& recorded,
                                                const recipes::RecipeInfo& recipe);
 
+// The first seed in [1, max_seed] whose scenario (derived as `lockstep check` derives it)
+// violates the property `recipe` must be caught by (any property when none is declared), or
+// nullopt.
+std::optional<uint64_t> first_failing_seed(const recipes::RecipeInfo& recipe, uint64_t max_seed);
+
+// The scenario `lockstep check` derives from `seed` for `recipe` (faults restricted to
+// `allowed` when not empty).
+properties::Scenario check_scenario(const recipes::RecipeInfo& recipe, uint64_t seed,
+                                    const std::set<sim::FaultKind>& allowed = {});
+
 // Derives the scenario of `seed` the way `lockstep check` does (faults restricted to `allowed`
 // when not empty), records it, and when a property is violated saves it under `dir`. Returns the
 // path, or "" when the seed passes or the file could not be written (*error says which).

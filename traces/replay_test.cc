@@ -156,6 +156,35 @@ TEST(Recheck, ReportsTheVerdictNow) {
   EXPECT_EQ(run_command(recheck_main, "recheck", {}).code, kExitBadInput);
 }
 
+// A recipe whose registry entry changed is still rechecked (that is what recheck is for), with
+// a note naming the change.
+TEST(Recheck, ChangedRecipeIsRecheckedWithANote) {
+  TempDir dir;
+  Trace t = expiry_trace();
+  t.recipe_fingerprint = "fnv1a64:0123456789abcdef";
+  const CommandResult r = run_command(recheck_main, "recheck", {save(dir, t, "t.json")});
+  EXPECT_EQ(r.code, kExitStillFails) << r.out << r.err;
+  EXPECT_NE(r.err.find("note: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("changed since the trace was recorded"), std::string::npos) << r.err;
+}
+
+// save_seed_failure saves the failing seed `lockstep check` reports (same scenario, so the file
+// replays) and saves nothing for a seed that passes.
+TEST(SaveSeedFailure, SavesFailingSeedsOnly) {
+  TempDir dir;
+  const recipes::RecipeInfo& broken = *recipes::find_recipe("broken/sort-by-name");
+  const std::optional<uint64_t> seed = first_failing_seed(broken, 200);
+  ASSERT_TRUE(seed.has_value());
+  std::string error;
+  const std::string path = save_seed_failure(broken, *seed, {}, dir.file("failures"), &error);
+  ASSERT_FALSE(path.empty()) << error;
+  EXPECT_EQ(run_command(replay_main, "replay", {path}).code, kExitOk);
+  const recipes::RecipeInfo& correct = *recipes::find_recipe("fair-mutex");
+  EXPECT_EQ(save_seed_failure(correct, 1, {}, dir.file("none"), &error), "");
+  EXPECT_NE(error.find("violates nothing"), std::string::npos) << error;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("none")));
+}
+
 // The timeline gives every client a lane, derives waiting/holding from the history, shows the
 // holder that still believes after the server expired its session, and marks the verdict's
 // events.

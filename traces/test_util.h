@@ -11,8 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "properties/claims.h"
-#include "properties/suite.h"
 #include "traces/record.h"
 #include "traces/trace.h"
 
@@ -23,21 +21,9 @@ namespace lockstep::traces::testing {
 inline Trace first_trace(const std::string& recipe_name) {
   const recipes::RecipeInfo* r = recipes::find_recipe(recipe_name);
   if (r == nullptr) std::abort();
-  const properties::Claims claims = properties::claims_for(*r);
-  uint64_t seed = 1;
-  if (r->expected == recipes::Expected::kBroken) {
-    for (uint64_t s = 1; s <= 200; ++s) {
-      const properties::SeedOutcome o = properties::run_seed(*r, claims, s);
-      const properties::Verdict* v =
-          claims.must_violate ? o.verdict(*claims.must_violate) : o.first_violation();
-      if (v != nullptr && !v->ok) {
-        seed = s;
-        break;
-      }
-    }
-  }
-  return record_trace(
-      *r, properties::generate_scenario(seed, properties::generate_options(*r, claims, {})));
+  const uint64_t seed =
+      r->expected == recipes::Expected::kBroken ? first_failing_seed(*r, 200).value_or(1) : 1;
+  return record_trace(*r, check_scenario(*r, seed));
 }
 
 // A fresh empty directory under the system's temporary directory, removed on destruction.

@@ -579,17 +579,21 @@ bool write_file_atomically(const std::string& path, std::string_view data, std::
   return true;
 }
 
-std::string trace_file_name(const Trace& t) {
+std::string file_stem(const std::string& recipe_name) {
   std::string name;
-  for (char c : t.recipe) {
+  for (char c : recipe_name) {
     const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                        c == '-' || c == '.';
     name.push_back(plain ? c : '_');
   }
+  return name;
+}
+
+std::string trace_file_name(const Trace& t) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "-seed%" PRIu64 "-%08" PRIx64 ".json", t.scenario.seed,
                 t.log_hash >> 32);
-  return name + buf;
+  return file_stem(t.recipe) + buf;
 }
 
 std::string save_failure_trace(const Trace& trace, const std::string& dir, std::string* error) {

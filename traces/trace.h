@@ -102,6 +102,10 @@ const recipes::RecipeInfo* resolve_recipe(const Trace& trace, LoadError* error,
 // `path`, fsync of the directory. On failure nothing at `path` changes and *error says why.
 bool write_file_atomically(const std::string& path, std::string_view data, std::string* error);
 
+// A recipe name as a file-name stem: "broken/watch-first" -> "broken_watch-first" (anything but
+// letters, digits, '-' and '.' becomes '_'). The corpus keeps traces/corpus/<stem>.json.
+std::string file_stem(const std::string& recipe_name);
+
 // "broken_watch-first-seed17-3fa2b1c0.json": recipe (slashes made underscores), seed, and the
 // first 8 hex digits of the event-log hash, so two different runs never share a name.
 std::string trace_file_name(const Trace& trace);
