@@ -78,16 +78,16 @@ std::string sim_label(const sim::LoggedEvent& e) {
   if (e.kind == "expired") return "learns it expired";
   if (e.kind == "fault-end") return "fault ends: " + e.text;
   if (e.kind == "watch") {
-    // "deleted /lockstep/lock/_c_c1-...-lock-0000000003 zxid=6" -> "woken: deleted ..0000000003"
+    // "deleted /lockstep/lock/_c_c1-...-lock-0000000003 zxid=6" -> "woke: deleted 0000000003"
     const size_t space = e.text.find(' ');
     const size_t slash = e.text.rfind('/');
     const size_t end = e.text.find(' ', slash == std::string::npos ? 0 : slash);
     if (space != std::string::npos && slash != std::string::npos && slash > space) {
       std::string node = e.text.substr(slash + 1, end == std::string::npos ? end : end - slash - 1);
-      if (node.size() > 12) node = ".." + node.substr(node.size() - 10);
-      return "woken: " + e.text.substr(0, space) + " " + node;
+      if (node.size() > 10) node = node.substr(node.size() - 10);
+      return "woke: " + e.text.substr(0, space) + " " + node;
     }
-    return "woken: " + e.text;
+    return "woke: " + e.text;
   }
   return e.kind + " " + e.text;
 }
