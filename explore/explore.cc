@@ -1,0 +1,287 @@
+#include "explore/explore.h"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "explore/flags.h"
+#include "explore/search.h"
+#include "properties/checkers.h"
+#include "recipes/registry.h"
+#ifdef LOCKSTEP_HAVE_TRACES
+#include "traces/record.h"
+#include "traces/trace.h"
+#endif
+
+namespace lockstep::explore {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitViolation = 1;
+constexpr int kExitUsage = 2;
+
+constexpr const char* kUsage =
+    "usage: lockstep explore --recipe NAME [--clients N] [--rounds N] [--faults LIST]\n"
+    "                        [--bound K] [--strategy exhaustive|pct|random] [--runs N]\n"
+    "                        [--pct-depth D] [--depth-bound N] [--reduction none|state-hash]\n"
+    "                        [--kinds LIST] [--seed N] [--stop-at-first] [--save-dir DIR]\n"
+    "                        [--property P] [--no-save]\n"
+    "\n"
+    "Explores the schedules of a small scope (one recipe, N clients, N rounds, faults at fixed\n"
+    "times) and reports schedules explored, distinct states, elapsed time, the coverage marks\n"
+    "hit, and either \"no violation in this scope\" or the shortest counterexample, saved as a\n"
+    "trace that `lockstep replay` and `lockstep show` accept.\n"
+    "\n"
+    "  --recipe NAME        a registry name (see `lockstep list`)\n"
+    "  --clients N          clients, 1..8 (default 2)\n"
+    "  --rounds N           rounds per client, 1..20 (default 2)\n"
+    "  --faults LIST        comma-separated KIND[@MS][:cN], e.g. lost-reply@0:c1; MS after the\n"
+    "                       workload's start, default 0 (default none)\n"
+    "  --bound K            exhaustive: at most K non-default choices (preemptions), 0..8\n"
+    "                       (default 2)\n"
+    "  --strategy S         exhaustive (default), pct or random\n"
+    "  --runs N             pct/random: runs; exhaustive: at most N schedules (default 1000 /\n"
+    "                       100000)\n"
+    "  --pct-depth D        PCT bug depth, 1..10 (default 3)\n"
+    "  --depth-bound N      exhaustive: only the first N choice points branch\n"
+    "  --reduction R        exhaustive: none (default) or state-hash (recipe-level, heuristic)\n"
+    "  --kinds LIST         exhaustive: choice kinds that branch (next-event, latency,\n"
+    "                       ambiguous-outcome, ping-phase, server, child-order; default all)\n"
+    "  --seed N             the scenario's seed (default 1)\n"
+    "  --stop-at-first      stop at the first violation instead of the shortest\n"
+    "  --property P         count only violations of P (e.g. a broken variant's must-violate)\n"
+    "  --save-dir DIR       where the counterexample trace goes (default traces/failures)\n"
+    "  --no-save            do not save the counterexample\n"
+    "\n"
+    "Exit: 0 no violation in this scope, 1 violation found, 2 usage error.\n";
+
+int usage(std::ostream& err, const std::string& message) {
+  err << "lockstep explore: " << message << "\n"
+      << "run `lockstep explore --help` for the flags\n";
+  return kExitUsage;
+}
+
+bool parse_kind(const std::string& name, sim::ChoiceKind* out) {
+  for (int k = 0; k < static_cast<int>(sim::ChoiceKind::kCount); ++k) {
+    if (name == sim::to_string(static_cast<sim::ChoiceKind>(k))) {
+      *out = static_cast<sim::ChoiceKind>(k);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string fault_list(const properties::Scenario& s) {
+  if (s.faults.empty()) return "none";
+  std::string out;
+  for (const sim::Fault& f : s.faults) {
+    if (!out.empty()) out += ", ";
+    out += sim::describe(f) + " at " + properties::format_time(f.at);
+  }
+  return out;
+}
+
+// Saves the counterexample as a trace; returns the path or "" (and prints why).
+std::string save_counterexample(const Scope& scope, const Counterexample& c,
+                                const std::string& strategy, const std::string& dir,
+                                std::ostream& out, std::ostream& err) {
+#ifdef LOCKSTEP_HAVE_TRACES
+  const traces::Trace t = traces::record_trace(
+      *scope.recipe, scope.scenario, std::make_unique<ScheduleStrategy>(c.schedule, strategy));
+  if (t.violation() == nullptr || t.decisions != c.decisions) {
+    err << "lockstep explore: the recorded run did not reproduce the counterexample "
+           "(a determinism bug); not saved\n";
+    return {};
+  }
+  std::string error;
+  const std::string path = traces::save_failure_trace(t, dir, &error);
+  if (path.empty()) {
+    err << "lockstep explore: could not save the trace: " << error << "\n";
+    return {};
+  }
+  out << "saved: " << path << " (" << t.events.size() << " events, " << t.decisions.size()
+      << " decisions)\n";
+  traces::print_replay_command(out, path);
+  return path;
+#else
+  (void)scope;
+  (void)c;
+  (void)strategy;
+  (void)dir;
+  (void)out;
+  err << "lockstep explore: built without traces/; the counterexample was not saved\n";
+  return {};
+#endif
+}
+
+struct Request {
+  const recipes::RecipeInfo* recipe = nullptr;
+  uint32_t clients = 2;
+  uint32_t rounds = 2;
+  uint64_t seed = 1;
+  std::vector<std::string> faults;
+  std::string strategy = "exhaustive";
+  ExhaustiveOptions exhaustive;
+  SampleOptions sample;
+  bool save = true;
+  std::string save_dir = "traces/failures";
+};
+
+// Parses the flags into *r; returns an exit code >= 0 to stop with (help, usage error).
+int parse(int argc, char** argv, Request* r, std::ostream& out, std::ostream& err) {
+  Flags flags({"recipe", "clients", "rounds", "faults", "bound", "strategy", "runs", "pct-depth",
+               "depth-bound", "reduction", "kinds", "seed", "save-dir", "property"},
+              {"stop-at-first", "no-save"});
+  if (!flags.parse(argc, argv)) return usage(err, flags.error());
+  if (flags.has("help")) {
+    out << kUsage;
+    return kExitOk;
+  }
+  if (!flags.has("recipe")) return usage(err, "--recipe NAME is required (see `lockstep list`)");
+  r->recipe = recipes::find_recipe(flags.get("recipe", ""));
+  if (r->recipe == nullptr) {
+    return usage(err, "unknown recipe '" + flags.get("recipe", "") +
+                          "' (`lockstep list` names every recipe)");
+  }
+  const auto clients = flags.number("clients", 2, 1, 8);
+  const auto rounds = flags.number("rounds", 2, 1, 20);
+  const auto bound = flags.number("bound", 2, 0, 8);
+  const auto pct_depth = flags.number("pct-depth", 3, 1, 10);
+  const auto depth_bound = flags.number("depth-bound", UINT32_MAX, 1, UINT32_MAX);
+  const auto seed = flags.number("seed", 1, 0, UINT64_MAX / 2);
+  r->strategy = flags.get("strategy", "exhaustive");
+  if (r->strategy != "exhaustive" && r->strategy != "pct" && r->strategy != "random") {
+    return usage(err, "--strategy wants exhaustive, pct or random, got '" + r->strategy + "'");
+  }
+  const auto runs = flags.number("runs", r->strategy == "exhaustive" ? 100000 : 1000, 1, 100000000);
+  if (!clients || !rounds || !bound || !pct_depth || !depth_bound || !seed || !runs) {
+    return usage(err, flags.error());
+  }
+  r->clients = static_cast<uint32_t>(*clients);
+  r->rounds = static_cast<uint32_t>(*rounds);
+  r->seed = *seed;
+  const std::string faults = flags.get("faults", "none");
+  if (faults != "none") r->faults = split_list(faults);
+  r->exhaustive.preemption_bound = static_cast<uint32_t>(*bound);
+  r->exhaustive.depth_bound = static_cast<uint32_t>(*depth_bound);
+  r->exhaustive.max_schedules = *runs;
+  r->exhaustive.stop_at_first = flags.has("stop-at-first");
+  const std::string reduction = flags.get("reduction", "none");
+  if (reduction == "state-hash") {
+    r->exhaustive.reduction = Reduction::kStateHash;
+  } else if (reduction != "none") {
+    return usage(err, "--reduction wants none or state-hash, got '" + reduction + "'");
+  }
+  for (const std::string& k : split_list(flags.get("kinds", ""))) {
+    sim::ChoiceKind kind;
+    if (!parse_kind(k, &kind)) {
+      return usage(err, "unknown choice kind '" + k +
+                            "' (next-event, latency, ambiguous-outcome, ping-phase, server, "
+                            "child-order)");
+    }
+    r->exhaustive.kinds.insert(kind);
+  }
+  if (flags.has("property")) {
+    properties::Property p;
+    if (!properties::parse_property(flags.get("property", ""), &p)) {
+      return usage(err, "unknown property '" + flags.get("property", "") +
+                            "' (mutual-exclusion, fenced-safety, fifo, liveness, no-orphans, "
+                            "herd-free, reentrancy, timeout-cleanup)");
+    }
+    r->exhaustive.target = p;
+    r->sample.target = p;
+  }
+  r->sample.seed = *seed;
+  r->sample.runs = *runs;
+  r->sample.stop_at_first = flags.has("stop-at-first");
+  r->sample.pct_depth = static_cast<uint32_t>(*pct_depth);
+  r->save = !flags.has("no-save");
+  r->save_dir = flags.get("save-dir", "traces/failures");
+  return -1;
+}
+
+void print_result(const Scope& scope, const Request& r, const SearchResult& res, double elapsed_s,
+                  std::ostream& out) {
+  char line[256];
+  out << "schedules explored: " << res.schedules;
+  if (r.strategy == "exhaustive") {
+    out << " (preemption levels 0.." << (res.levels_done == 0 ? 0 : res.levels_done - 1)
+        << " done of bound " << r.exhaustive.preemption_bound
+        << (res.stopped_at_first ? "; stopped at the first violation"
+            : res.complete       ? ""
+                                 : "; cut at --runs")
+        << ")";
+  }
+  out << "\n";
+  if (r.strategy == "exhaustive") {
+    out << "distinct states: " << res.distinct_states << " (choice index x recipe-level state)\n";
+    out << "pruned branch points: " << res.pruned << " (reduction "
+        << to_string(r.exhaustive.reduction) << ")\n";
+  }
+  std::snprintf(line, sizeof line, "elapsed: %.3f s (%.0f schedules/s)\n", elapsed_s,
+                elapsed_s > 0 ? static_cast<double>(res.schedules) / elapsed_s : 0.0);
+  out << line;
+  out << "coverage (runs hitting each mark):\n" << res.coverage.summary();
+  (void)scope;
+}
+
+}  // namespace
+
+int explore_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  Request r;
+  if (const int code = parse(argc, argv, &r, out, err); code >= 0) return code;
+  Scope scope = make_scope(*r.recipe, r.clients, r.rounds, {}, r.seed);
+  std::vector<sim::Fault> faults;
+  for (const std::string& spec : r.faults) {
+    sim::Fault f;
+    std::string error;
+    if (!parse_fault_spec(spec, scope.scenario, &f, &error)) return usage(err, error);
+    faults.push_back(f);
+  }
+  scope = make_scope(*r.recipe, r.clients, r.rounds, faults, r.seed);
+
+  out << "lockstep explore: " << r.recipe->name << " (" << recipes::to_string(r.recipe->expected)
+      << "), " << r.clients << " clients, " << r.rounds
+      << " rounds, faults: " << fault_list(scope.scenario) << "\n";
+  out << "scenario: " << properties::describe(scope.scenario) << "\n";
+  out << "strategy: " << r.strategy;
+  if (r.strategy == "exhaustive") {
+    out << ", preemption bound " << r.exhaustive.preemption_bound << ", reduction "
+        << to_string(r.exhaustive.reduction);
+  } else {
+    out << ", " << r.sample.runs << " runs from seed " << r.sample.seed;
+    if (r.strategy == "pct") out << ", depth " << r.sample.pct_depth;
+  }
+  out << "\n";
+  out.flush();
+
+  ScopeProgram program(scope);
+  // lockstep-allow: wall time for the report only
+  const auto t0 = std::chrono::steady_clock::now();
+  SearchResult res = r.strategy == "exhaustive" ? explore_exhaustive(program, r.exhaustive)
+                     : r.strategy == "pct"      ? explore_pct(program, r.sample)
+                                                : explore_random(program, r.sample);
+  // lockstep-allow: wall time for the report only
+  const auto t1 = std::chrono::steady_clock::now();
+  const double elapsed_s = std::chrono::duration<double>(t1 - t0).count();
+  print_result(scope, r, res, elapsed_s, out);
+
+  if (!res.shortest) {
+    out << "result: no violation in this scope\n";
+    return kExitOk;
+  }
+  const Counterexample& c = *res.shortest;
+  out << "result: VIOLATION of " << properties::to_string(c.verdict.property) << ": "
+      << c.verdict.message << "\n";
+  out << "first violation at run " << res.first_violation_at << "; shortest counterexample: run "
+      << c.found_at << ", " << c.schedule.size() << " preemption"
+      << (c.schedule.size() == 1 ? "" : "s") << ", " << c.decisions.size() << " decisions, "
+      << c.sim_events << " simulator events\n";
+  if (r.save) save_counterexample(scope, c, res.strategy, r.save_dir, out, err);
+  return kExitViolation;
+}
+
+}  // namespace lockstep::explore

@@ -1,0 +1,319 @@
+// Tests of the search core: exhaustive enumeration on hand-countable trees and on the
+// simulator, the shortest counterexample of a broken variant, "no violation" for the fair mutex,
+// PCT, and the `explore` command's flags and saved trace.
+#include "explore/explore.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "explore/search.h"
+#include "explore/strategies.h"
+#include "recipes/registry.h"
+#ifdef LOCKSTEP_HAVE_TRACES
+#include "traces/record.h"
+#include "traces/trace.h"
+#endif
+
+namespace lockstep::explore {
+namespace {
+
+using sim::ChoiceKind;
+
+// A synthetic program with a hand-countable choice tree: next-event/3; answer 2 ends the run,
+// otherwise latency/2 then ambiguous-outcome/2. Leaves: 2*2*2 + 1 = 9. It "violates" on the
+// path (1, 1, 1) and records every leaf it reached.
+class TreeProgram final : public Program {
+ public:
+  RunReport run(sim::Strategy& s, ScheduleStrategy* /*probe*/) override {
+    RunReport r;
+    std::vector<uint32_t> path;
+    const uint32_t a = s.choose(ChoiceKind::kNextEvent, 3);
+    r.decisions.push_back({ChoiceKind::kNextEvent, 3, a});
+    path.push_back(a);
+    if (a != 2) {
+      const uint32_t b = s.choose(ChoiceKind::kLatency, 2);
+      r.decisions.push_back({ChoiceKind::kLatency, 2, b});
+      const uint32_t c = s.choose(ChoiceKind::kAmbiguousOutcome, 2);
+      r.decisions.push_back({ChoiceKind::kAmbiguousOutcome, 2, c});
+      path.push_back(b);
+      path.push_back(c);
+    }
+    if (path == std::vector<uint32_t>{1, 1, 1}) {
+      properties::Verdict v;
+      v.property = properties::Property::kMutualExclusion;
+      v.ok = false;
+      v.message = "path 1,1,1";
+      r.violations.push_back(v);
+    }
+    leaves.push_back(path);
+    return r;
+  }
+  std::vector<std::vector<uint32_t>> leaves;
+};
+
+size_t distinct(const std::vector<std::vector<uint32_t>>& leaves) {
+  return std::set<std::vector<uint32_t>>(leaves.begin(), leaves.end()).size();
+}
+
+// Unbounded exhaustive search visits each of the 9 leaves of the hand-made tree exactly once.
+TEST(Exhaustive, EnumeratesEveryLeafOfAHandCountableTree) {
+  TreeProgram p;
+  ExhaustiveOptions o;
+  o.preemption_bound = 3;
+  const SearchResult r = explore_exhaustive(p, o);
+  EXPECT_EQ(r.schedules, 9u);
+  EXPECT_EQ(p.leaves.size(), 9u);
+  EXPECT_EQ(distinct(p.leaves), 9u);
+  EXPECT_TRUE(r.complete);
+}
+
+// A preemption bound keeps exactly the leaves with at most that many non-zero answers:
+// bound 1 -> 1 + 2 + 1 + 1 = 5, bound 2 -> 9 minus the leaf (1,1,1) = 8.
+TEST(Exhaustive, PreemptionBoundKeepsTheCountedLeaves) {
+  for (const auto& [bound, expected] :
+       std::vector<std::pair<uint32_t, size_t>>{{0, 1}, {1, 5}, {2, 8}}) {
+    TreeProgram p;
+    ExhaustiveOptions o;
+    o.preemption_bound = bound;
+    const SearchResult r = explore_exhaustive(p, o);
+    EXPECT_EQ(r.schedules, expected) << "bound " << bound;
+    EXPECT_EQ(distinct(p.leaves), expected) << "bound " << bound;
+  }
+}
+
+// The violating leaf (1,1,1) needs three preemptions: found at level 3 and not before, and
+// stop_at_first stops right there.
+TEST(Exhaustive, FindsTheViolatingLeafAtItsLevel) {
+  TreeProgram p;
+  ExhaustiveOptions o;
+  o.preemption_bound = 2;
+  EXPECT_FALSE(explore_exhaustive(p, o).shortest.has_value());
+  o.preemption_bound = 3;
+  o.stop_at_first = true;
+  TreeProgram q;
+  const SearchResult r = explore_exhaustive(q, o);
+  ASSERT_TRUE(r.shortest.has_value());
+  EXPECT_EQ(r.shortest->schedule, (Schedule{{0, 1}, {1, 1}, {2, 1}}));
+  EXPECT_EQ(r.schedules, 9u);  // it is the last leaf in level order
+  EXPECT_TRUE(r.stopped_at_first);
+}
+
+// Choice points with huge n (the child-order salt) branch on a few spread answers only.
+TEST(Exhaustive, AlternativesAreCappedAndSpread) {
+  EXPECT_EQ(alternatives(4, 3), (std::vector<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(alternatives(2, 3), (std::vector<uint32_t>{1}));
+  const std::vector<uint32_t> big = alternatives(4294967295u, 3);
+  ASSERT_EQ(big.size(), 3u);
+  EXPECT_EQ(big[0], 1u);
+  EXPECT_LT(big[1], big[2]);
+  EXPECT_LT(big[2], 4294967295u);
+}
+
+const recipes::RecipeInfo& recipe(const char* name) {
+  const recipes::RecipeInfo* r = recipes::find_recipe(name);
+  EXPECT_NE(r, nullptr) << name;
+  return *r;
+}
+
+// On the simulator, bound 1 without reduction runs the all-zero schedule plus one schedule per
+// alternative answer of each of its choice points: 1 + sum |alternatives(n_i)|.
+TEST(Exhaustive, SimulatorBoundOneCountMatchesTheZeroRun) {
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 1, {});
+  ScopeProgram program(scope);
+  ScheduleStrategy zero({});
+  program.run(zero, &zero);
+  uint64_t expected = 1;
+  for (const ChoicePoint& p : zero.points()) expected += alternatives(p.n, 3).size();
+  ExhaustiveOptions o;
+  o.preemption_bound = 1;
+  const SearchResult r = explore_exhaustive(program, o);
+  EXPECT_EQ(r.schedules, expected);
+  EXPECT_GT(r.schedules, 10u);
+  EXPECT_FALSE(r.shortest.has_value());
+}
+
+// broken/sort-by-name with 2 clients and 1 round is wrong only when c2's node is created first:
+// the all-zero schedule passes, one preemption breaks it, and the reported counterexample is the
+// shortest among every violating one-preemption schedule (checked here by brute force).
+TEST(Exhaustive, FindsTheShortestCounterexampleOfSortByName) {
+  const recipes::RecipeInfo& r = recipe("broken/sort-by-name");
+  const Scope scope = make_scope(r, 2, 1, {}, 1);
+  ScopeProgram program(scope);
+  ScheduleStrategy zero({});
+  ASSERT_TRUE(program.run(zero, &zero).violations.empty());
+
+  ExhaustiveOptions o;
+  o.preemption_bound = 2;
+  const SearchResult res = explore_exhaustive(program, o);
+  ASSERT_TRUE(res.shortest.has_value());
+  EXPECT_EQ(res.shortest->schedule.size(), 1u);
+  EXPECT_EQ(res.shortest->verdict.property, properties::Property::kMutualExclusion);
+  EXPECT_EQ(res.levels_done, 2u);  // level 1 finished, level 2 never started
+
+  size_t best = SIZE_MAX;
+  for (size_t i = 0; i < zero.points().size(); ++i) {
+    for (uint32_t a : alternatives(zero.points()[i].n, 3)) {
+      ScheduleStrategy s({{static_cast<uint32_t>(i), a}});
+      const RunReport rep = program.run(s, nullptr);
+      if (!rep.violations.empty()) best = std::min(best, rep.decisions.size());
+    }
+  }
+  EXPECT_EQ(res.shortest->decisions.size(), best);
+
+  // The recorded decisions replay to the same violation.
+  auto replay = sim::make_replay_strategy(res.shortest->decisions);
+  const RunReport again = program.run(*replay, nullptr);
+  EXPECT_FALSE(replay->diverged()) << replay->divergence();
+  ASSERT_FALSE(again.violations.empty());
+  EXPECT_EQ(again.violations.front().message, res.shortest->verdict.message);
+}
+
+// The fair mutex with 2 clients, 2 rounds and no faults has no violating schedule with at most
+// one preemption, nor (with the recipe-level state-hash reduction) with two.
+TEST(Exhaustive, FairMutexHasNoViolationInASmallScope) {
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 2, {});
+  ScopeProgram program(scope);
+  ExhaustiveOptions o;
+  o.preemption_bound = 1;
+  SearchResult r = explore_exhaustive(program, o);
+  EXPECT_FALSE(r.shortest.has_value()) << r.shortest->verdict.message;
+  EXPECT_TRUE(r.complete);
+  EXPECT_GT(r.schedules, 100u);
+  o.preemption_bound = 2;
+  o.reduction = Reduction::kStateHash;
+  r = explore_exhaustive(program, o);
+  EXPECT_FALSE(r.shortest.has_value()) << r.shortest->verdict.message;
+  EXPECT_TRUE(r.complete);
+  EXPECT_GT(r.pruned, 0u);
+}
+
+// The same search twice gives the same counts and the same counterexample (no clock, no
+// unordered iteration).
+TEST(Exhaustive, IsDeterministic) {
+  const Scope scope = make_scope(recipe("broken/sort-by-name"), 2, 1, {}, 3);
+  ScopeProgram program(scope);
+  ExhaustiveOptions o;
+  o.preemption_bound = 1;
+  o.reduction = Reduction::kStateHash;
+  const SearchResult a = explore_exhaustive(program, o);
+  const SearchResult b = explore_exhaustive(program, o);
+  EXPECT_EQ(a.schedules, b.schedules);
+  EXPECT_EQ(a.distinct_states, b.distinct_states);
+  ASSERT_TRUE(a.shortest && b.shortest);
+  EXPECT_EQ(a.shortest->decisions, b.shortest->decisions);
+}
+
+// PCT answers within range, is a function of its seed, and with depth 1 (no change point)
+// always prefers the same candidate position when it is available.
+TEST(Pct, DeterministicAndInRange) {
+  PctOptions po;
+  po.seed = 7;
+  po.depth = 1;
+  auto a = make_pct_strategy(po);
+  auto b = make_pct_strategy(po);
+  std::set<uint32_t> picks_of_4;
+  for (uint32_t i = 0; i < 200; ++i) {
+    const uint32_t n = 2 + i % 5;
+    const uint32_t x = a->choose(ChoiceKind::kNextEvent, n);
+    EXPECT_EQ(x, b->choose(ChoiceKind::kNextEvent, n));
+    EXPECT_LT(x, n);
+    if (n == 4) picks_of_4.insert(x);
+    EXPECT_LT(a->choose(ChoiceKind::kLatency, 4), 4u);
+    b->choose(ChoiceKind::kLatency, 4);
+  }
+  EXPECT_EQ(picks_of_4.size(), 1u);
+}
+
+// PCT finds broken/sort-by-name's violation (which needs c2's create to reach the server first)
+// within a small number of runs.
+TEST(Pct, FindsABrokenVariant) {
+  const Scope scope = make_scope(recipe("broken/sort-by-name"), 2, 1, {}, 1);
+  ScopeProgram program(scope);
+  SampleOptions o;
+  o.runs = 200;
+  o.stop_at_first = true;
+  o.pct_depth = 2;
+  const SearchResult r = explore_pct(program, o);
+  ASSERT_TRUE(r.shortest.has_value());
+  EXPECT_EQ(r.shortest->verdict.property, properties::Property::kMutualExclusion);
+  EXPECT_LE(r.schedules, 200u);
+}
+
+int run_explore(std::vector<std::string> args, std::string* out_text, std::string* err_text) {
+  args.insert(args.begin(), "explore");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = explore_main(static_cast<int>(argv.size()), argv.data(), out, err);
+  *out_text = out.str();
+  *err_text = err.str();
+  return code;
+}
+
+// Bad flags, an unknown recipe or fault kind are usage errors (exit 2) that say what was wrong.
+TEST(ExploreCommand, UsageErrors) {
+  std::string out;
+  std::string err;
+  EXPECT_EQ(run_explore({"--recipe", "no-such"}, &out, &err), 2);
+  EXPECT_NE(err.find("unknown recipe 'no-such'"), std::string::npos) << err;
+  EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--frobnicate"}, &out, &err), 2);
+  EXPECT_NE(err.find("unknown flag --frobnicate"), std::string::npos) << err;
+  EXPECT_EQ(run_explore({}, &out, &err), 2);
+  EXPECT_NE(err.find("--recipe NAME is required"), std::string::npos) << err;
+  EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--faults", "meteor"}, &out, &err), 2);
+  EXPECT_NE(err.find("unknown fault kind 'meteor'"), std::string::npos) << err;
+  EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--strategy", "dfs"}, &out, &err), 2);
+  EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--clients", "0"}, &out, &err), 2);
+  EXPECT_EQ(run_explore({"--help"}, &out, &err), 0);
+  EXPECT_NE(out.find("usage: lockstep explore"), std::string::npos);
+}
+
+// A clean scope reports its counts and "no violation in this scope" (exit 0).
+TEST(ExploreCommand, ReportsNoViolation) {
+  std::string out;
+  std::string err;
+  EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--rounds", "1", "--bound", "1", "--no-save"},
+                        &out, &err),
+            0)
+      << err;
+  EXPECT_NE(out.find("schedules explored: "), std::string::npos) << out;
+  EXPECT_NE(out.find("distinct states: "), std::string::npos) << out;
+  EXPECT_NE(out.find("elapsed: "), std::string::npos) << out;
+  EXPECT_NE(out.find("result: no violation in this scope"), std::string::npos) << out;
+}
+
+#ifdef LOCKSTEP_HAVE_TRACES
+// A found counterexample is saved as a trace that loads and replays bit for bit (exit 1).
+TEST(ExploreCommand, SavesAReplayableTrace) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "lockstep_explore_test_traces";
+  std::filesystem::remove_all(dir);
+  std::string out;
+  std::string err;
+  ASSERT_EQ(run_explore({"--recipe", "broken/sort-by-name", "--rounds", "1", "--bound", "1",
+                         "--save-dir", dir.string()},
+                        &out, &err),
+            1)
+      << out << err;
+  const size_t at = out.find("saved: ");
+  ASSERT_NE(at, std::string::npos) << out << err;
+  const std::string path = out.substr(at + 7, out.find(' ', at + 7) - (at + 7));
+  traces::LoadError error;
+  const std::optional<traces::Trace> t = traces::load_trace(path, &error);
+  ASSERT_TRUE(t.has_value()) << error.message;
+  EXPECT_EQ(t->strategy, "exhaustive");
+  ASSERT_NE(t->violation(), nullptr);
+  const traces::ReplayResult rr = traces::replay_trace(*t, recipe("broken/sort-by-name"));
+  EXPECT_FALSE(rr.divergence.has_value()) << rr.divergence->where << ": " << rr.divergence->detail;
+  std::filesystem::remove_all(dir);
+}
+#endif
+
+}  // namespace
+}  // namespace lockstep::explore

@@ -1,0 +1,327 @@
+#include "explore/search.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "explore/probe.h"
+#include "properties/suite.h"
+
+namespace lockstep::explore {
+namespace {
+
+using sim::FaultKind;
+using zk::milliseconds;
+
+bool has_fault(const std::vector<sim::Fault>& faults, std::initializer_list<FaultKind> kinds) {
+  for (const sim::Fault& f : faults) {
+    if (std::find(kinds.begin(), kinds.end(), f.kind) != kinds.end()) return true;
+  }
+  return false;
+}
+
+bool parse_number(std::string_view text, uint64_t max, uint64_t* out) {
+  if (text.empty() || text.size() > 12) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v > max) return false;
+  *out = v;
+  return true;
+}
+
+// Is `a` a shorter counterexample than `b`: fewer decisions, then fewer simulator events.
+bool shorter(const Counterexample& a, const Counterexample& b) {
+  if (a.decisions.size() != b.decisions.size()) return a.decisions.size() < b.decisions.size();
+  return a.sim_events < b.sim_events;
+}
+
+// Records a violating run in `out` (first and shortest). Returns whether `r` counts.
+bool note_violation(SearchResult* out, const Schedule& schedule, const RunReport& r,
+                    const std::optional<properties::Property>& target) {
+  const properties::Verdict* v = counted_violation(r, target);
+  if (v == nullptr) return false;
+  if (out->first_violation_at == 0) out->first_violation_at = out->schedules;
+  Counterexample c{schedule, r.decisions, *v, r.sim_events, out->schedules};
+  if (!out->shortest || shorter(c, *out->shortest)) out->shortest = std::move(c);
+  return true;
+}
+
+// Memory bound on the states remembered (beyond it, distinct_states is a lower bound and the
+// reduction stops learning new states).
+constexpr size_t kMaxTrackedStates = 4000000;
+
+}  // namespace
+
+std::vector<uint32_t> alternatives(uint32_t n, uint32_t max_alternatives) {
+  std::vector<uint32_t> out;
+  if (n < 2) return out;
+  const uint64_t others = n - 1;
+  if (max_alternatives == 0 || others <= max_alternatives) {
+    for (uint32_t c = 1; c < n; ++c) out.push_back(c);
+    return out;
+  }
+  for (uint64_t j = 0; j < max_alternatives; ++j) {
+    out.push_back(static_cast<uint32_t>(1 + j * others / max_alternatives));
+  }
+  return out;
+}
+
+Scope make_scope(const recipes::RecipeInfo& recipe, uint32_t clients, uint32_t rounds,
+                 std::vector<sim::Fault> faults, uint64_t seed) {
+  Scope sc;
+  sc.recipe = &recipe;
+  sc.claims = properties::claims_for(recipe);
+  properties::Scenario& s = sc.scenario;
+  s.seed = seed;
+  properties::WorkloadOptions& w = s.workload;
+  w.kind = recipe.kind;
+  w.clients = clients;
+  w.rounds = rounds;
+  w.think_max = milliseconds(1);
+  w.hold_min = milliseconds(1);
+  w.hold_max = milliseconds(4);
+  // Timed acquires that run out while another client holds (holds last 1-4 ms).
+  w.timed_percent = sc.claims.needs_timeouts ? 100 : 0;
+  w.acquire_timeout = milliseconds(2);
+  w.reentrant_percent = 0;
+  w.stray_release_percent = 0;
+  w.give_up_percent = 0;
+  // A holder that is not told it lost its session must still believe when the next is granted.
+  if (has_fault(faults, {FaultKind::kAbandonSession, FaultKind::kExpireSession, FaultKind::kPause,
+                         FaultKind::kPartition})) {
+    w.long_hold_percent = 50;
+    w.long_hold = s.session_timeout * 2;
+  }
+  if (recipe.kind == recipes::Kind::kSemaphore) w.max_leases = 2;
+  if (recipe.kind == recipes::Kind::kReadWrite) {
+    w.roles = {recipes::Role::kWrite, recipes::Role::kRead};
+  }
+  if (sc.claims.needs_wrap) s.sequence_start = INT32_MAX - 1;
+  for (const sim::Fault& f : faults) {
+    if (f.server > 1) s.servers = 3;
+  }
+  s.faults = std::move(faults);
+  std::stable_sort(s.faults.begin(), s.faults.end(),
+                   [](const sim::Fault& a, const sim::Fault& b) { return a.at < b.at; });
+  properties::finish_scenario(&s);
+  return sc;
+}
+
+bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim::Fault* out,
+                      std::string* error) {
+  std::string_view kind = spec;
+  std::string_view at_text;
+  std::string_view client_text;
+  const size_t colon = kind.find(':');
+  if (colon != std::string_view::npos) {
+    client_text = kind.substr(colon + 1);
+    kind = kind.substr(0, colon);
+  }
+  const size_t at = kind.find('@');
+  if (at != std::string_view::npos) {
+    at_text = kind.substr(at + 1);
+    kind = kind.substr(0, at);
+  }
+  sim::Fault f;
+  if (!properties::parse_fault_name(kind, &f.kind)) {
+    *error = "unknown fault kind '" + std::string(kind) + "' in '" + std::string(spec) +
+             "' (known: connection-loss, lost-reply, expire, abandon, pause, partition, delay, "
+             "lagging-follower, server-restart, cancel, foreign-child, crash, close)";
+    return false;
+  }
+  uint64_t ms = 0;
+  if (at != std::string_view::npos && !parse_number(at_text, 3600000, &ms)) {
+    *error = "bad time in '" + std::string(spec) + "': want KIND@MS with MS in milliseconds";
+    return false;
+  }
+  uint64_t client = 1;
+  if (colon != std::string_view::npos &&
+      (client_text.size() < 2 || client_text[0] != 'c' ||
+       !parse_number(client_text.substr(1), s.workload.clients, &client) || client == 0)) {
+    *error = "bad client in '" + std::string(spec) + "': want KIND:cN with N in 1.." +
+             std::to_string(s.workload.clients);
+    return false;
+  }
+  f.at = zk::Time{} + milliseconds(static_cast<int64_t>(ms));
+  f.client = static_cast<uint32_t>(client);
+  switch (f.kind) {
+    case FaultKind::kPause:
+    case FaultKind::kPartition: f.duration = s.session_timeout * 2; break;
+    case FaultKind::kDelay:
+      f.duration = milliseconds(50);
+      f.extra = milliseconds(5);
+      break;
+    case FaultKind::kLaggingFollower:
+      f.server = 2;
+      f.duration = milliseconds(100);
+      f.extra = milliseconds(10);
+      break;
+    case FaultKind::kServerRestart:
+      f.server = 1;
+      f.duration = milliseconds(50);
+      break;
+    case FaultKind::kCancel: f.name = "client"; break;
+    case FaultKind::kForeignChild: f.name = s.workload.lock_path + "/foreign-0"; break;
+    default: break;
+  }
+  *out = f;
+  return true;
+}
+
+RunReport ScopeProgram::run(sim::Strategy& strategy, ScheduleStrategy* probe) {
+  RunProbe rp;
+  if (probe != nullptr) probe->set_probe([&rp] { return rp.state_hash(); });
+  properties::RunResult r = properties::run_in_sim(rp.wrap(scope_.recipe->make), scope_.scenario,
+                                                   false, std::make_unique<Borrowed>(&strategy));
+  if (probe != nullptr) probe->set_probe({});
+  RunReport out;
+  out.decisions = std::move(r.decisions);
+  for (properties::Verdict& v :
+       properties::judge(*scope_.recipe, scope_.claims, scope_.scenario, r)) {
+    if (!v.ok) out.violations.push_back(std::move(v));
+  }
+  out.sim_events = r.sim_events;
+  out.log_hash = r.log_hash;
+  out.marks = mark_run(r.history, rp.stats(), r.herd);
+  out.diverged = r.diverged;
+  out.divergence = r.divergence;
+  return out;
+}
+
+const properties::Verdict* counted_violation(const RunReport& r,
+                                             const std::optional<properties::Property>& target) {
+  for (const properties::Verdict& v : r.violations) {
+    if (!target || v.property == *target) return &v;
+  }
+  return nullptr;
+}
+
+const char* to_string(Reduction r) {
+  switch (r) {
+    case Reduction::kNone: return "none";
+    case Reduction::kStateHash: return "state-hash (recipe-level)";
+  }
+  return "?";
+}
+
+SearchResult explore_exhaustive(Program& program, const ExhaustiveOptions& o) {
+  SearchResult out;
+  out.strategy = "exhaustive";
+  // levels[k]: schedules with k picks still to run (a DFS stack each).
+  std::vector<std::vector<Schedule>> levels(o.preemption_bound + 2);
+  levels[0].push_back({});
+  uint64_t queued = 1;
+  // (choice index, state) -> the largest remaining budget it was branched from with.
+  std::map<std::pair<uint32_t, uint64_t>, uint32_t> branched;
+  bool cut = false;
+  for (uint32_t level = 0; level <= o.preemption_bound; ++level) {
+    std::vector<Schedule>& stack = levels[level];
+    while (!stack.empty()) {
+      if (out.schedules >= o.max_schedules) {
+        cut = true;
+        break;
+      }
+      const Schedule schedule = std::move(stack.back());
+      stack.pop_back();
+      ScheduleStrategy strategy(schedule);
+      const RunReport r = program.run(strategy, &strategy);
+      ++out.schedules;
+      out.coverage.add(r.marks);
+      const bool counted = note_violation(&out, schedule, r, o.target);
+      if (counted && o.stop_at_first) {
+        out.stopped_at_first = true;
+        out.distinct_states = branched.size();
+        out.complete = true;
+        return out;
+      }
+      const std::vector<ChoicePoint>& points = strategy.points();
+      const uint32_t budget = o.preemption_bound - level;
+      const size_t start = schedule.empty() ? 0 : schedule.back().index + 1;
+      const size_t end = std::min<size_t>(points.size(), o.depth_bound);
+      for (size_t i = start; i < end; ++i) {
+        const ChoicePoint& p = points[i];
+        const auto key = std::make_pair(static_cast<uint32_t>(i),
+                                        p.state ^ (static_cast<uint64_t>(p.kind) << 56) ^ p.n);
+        auto it = branched.find(key);
+        if (it != branched.end() && o.reduction == Reduction::kStateHash && it->second >= budget) {
+          ++out.pruned;  // this state was branched from already; so was all that follows it
+          break;
+        }
+        if (it != branched.end()) {
+          it->second = std::max(it->second, budget);
+        } else if (branched.size() < kMaxTrackedStates) {
+          branched.emplace(key, budget);
+        }
+        if (budget == 0 || (!o.kinds.empty() && o.kinds.count(p.kind) == 0)) continue;
+        const std::vector<uint32_t> answers = alternatives(p.n, o.max_alternatives);
+        // Pushed in reverse so that lower answers are popped (run) first.
+        for (auto a = answers.rbegin(); a != answers.rend() && queued < o.max_schedules * 4; ++a) {
+          Schedule child = schedule;
+          child.push_back(Pick{static_cast<uint32_t>(i), *a});
+          levels[level + 1].push_back(std::move(child));
+          ++queued;
+        }
+      }
+    }
+    out.distinct_states = branched.size();
+    if (cut) break;
+    out.levels_done = level + 1;
+    if (out.shortest) break;  // the fewest-preemption counterexamples are in this level
+  }
+  out.distinct_states = branched.size();
+  out.complete = !cut;
+  return out;
+}
+
+namespace {
+
+// Runs o.runs runs, the i-th with make(o.seed + i).
+template <class MakeStrategy>
+SearchResult sample(Program& program, const SampleOptions& o, std::string name,
+                    MakeStrategy&& make) {
+  SearchResult out;
+  out.strategy = std::move(name);
+  for (uint64_t i = 0; i < o.runs; ++i) {
+    std::unique_ptr<sim::Strategy> s = make(o.seed + i);
+    const RunReport r = program.run(*s, nullptr);
+    ++out.schedules;
+    out.coverage.add(r.marks);
+    const bool counted = note_violation(&out, schedule_of(r.decisions), r, o.target);
+    if (counted && o.stop_at_first) {
+      out.stopped_at_first = true;
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+SearchResult explore_random(Program& program, const SampleOptions& o) {
+  return sample(program, o, "random",
+                [](uint64_t seed) { return sim::make_random_strategy(seed); });
+}
+
+SearchResult explore_pct(Program& program, const SampleOptions& o) {
+  // k: the scheduling steps of one run (the all-zero schedule), counted once.
+  ScheduleStrategy calibrate({});
+  program.run(calibrate, nullptr);
+  uint32_t steps = 0;
+  for (const ChoicePoint& p : calibrate.points()) {
+    steps += p.kind == sim::ChoiceKind::kNextEvent ? 1 : 0;
+  }
+  return sample(program, o, "pct-d" + std::to_string(o.pct_depth), [&](uint64_t seed) {
+    PctOptions po;
+    po.seed = seed;
+    po.depth = o.pct_depth;
+    po.steps = std::max<uint32_t>(1, steps);
+    return make_pct_strategy(po);
+  });
+}
+
+}  // namespace lockstep::explore

@@ -1,0 +1,155 @@
+// lockstep explore: the deterministic search core — small scopes, one run of a scope under a
+// strategy, bounded exhaustive search, and seeded random / PCT sampling.
+//
+// A Scope is one recipe, its claims and one fixed Scenario (clients, rounds, timing, faults at
+// fixed times). The simulator's choice function is the only thing a search varies: each run
+// builds a fresh world (properties::run_in_sim) and hands it a strategy (explore/strategies.h).
+//
+// Exhaustive search is stateless re-execution with iterative preemption bounding (CHESS): a
+// schedule is the list of its non-zero answers (preemptions); level k holds the schedules with
+// k of them. A run of a level-k schedule answers 0 after its last pick; every choice point it
+// meets after that pick (and below the depth bound, of a kind that branches) spawns the
+// level-(k+1) schedules that answer 1..n-1 there. Levels are explored in order, each as a DFS
+// stack, so the first violating level gives the counterexamples with the fewest preemptions;
+// that level is finished and its shortest violation (fewest decisions, then fewest simulator
+// events) is the answer. Reduction (optional): a choice point whose (index, probe state hash)
+// was already branched from with at least the same remaining preemption budget is not branched
+// again, nor is anything after it in that run. The probe (explore/probe.h) sees the recipes'
+// states, not the network, so this pruning can hide schedules: it is a heuristic, reported as
+// "state-hash (recipe-level)". A faithful reduction needs the simulator to expose a state hash
+// or per-candidate owners (see the explore report / README).
+//
+// No clocks and no threads: the same scope and options give the same result.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "explore/coverage.h"
+#include "explore/strategies.h"
+#include "properties/checkers.h"
+#include "properties/claims.h"
+#include "properties/scenario.h"
+#include "recipes/registry.h"
+#include "sim/world.h"
+
+namespace lockstep::explore {
+
+struct Scope {
+  const recipes::RecipeInfo* recipe = nullptr;
+  properties::Claims claims;
+  properties::Scenario scenario;
+};
+
+// A small, quiet scenario for `recipe`: `clients` clients, `rounds` rounds, short holds, no
+// think time variety, no stray or re-entrant rounds; what the recipe's claims say exposes a
+// broken variant (timed acquires, the sequence wrap, long holds under expiry faults, read and
+// write roles alternating) is switched on. `faults` are taken as given (times from the
+// workload's start).
+Scope make_scope(const recipes::RecipeInfo& recipe, uint32_t clients, uint32_t rounds,
+                 std::vector<sim::Fault> faults, uint64_t seed = 1);
+
+// Parses one fault of a --faults list: "KIND[@MS][:cN]" with KIND a name of
+// properties::fault_name ("lost-reply", "connection-loss", ...), MS the milliseconds after the
+// workload's start (default 0: the first request), N the client (default 1). Durations and names
+// get defaults that suit the scope. False (and *error) on a bad spec.
+bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim::Fault* out,
+                      std::string* error);
+
+// What one run of a scope produced.
+struct RunReport {
+  std::vector<sim::Decision> decisions;         // what the world recorded
+  std::vector<properties::Verdict> violations;  // every violated property, in Property order
+  uint64_t sim_events = 0;
+  uint64_t log_hash = 0;
+  MarkSet marks{};
+  bool diverged = false;
+  std::string divergence;
+};
+
+// Something a search can run again and again: a scope in the simulator, or a synthetic choice
+// tree in tests.
+class Program {
+ public:
+  virtual ~Program() = default;
+  // Runs once; every choice goes to `strategy`. When `probe` is not null it is given a state
+  // hash function for the duration of the run (ScheduleStrategy::set_probe).
+  virtual RunReport run(sim::Strategy& strategy, ScheduleStrategy* probe) = 0;
+};
+
+class ScopeProgram final : public Program {
+ public:
+  explicit ScopeProgram(const Scope& scope) : scope_(scope) {}
+  RunReport run(sim::Strategy& strategy, ScheduleStrategy* probe) override;
+
+ private:
+  const Scope& scope_;
+};
+
+enum class Reduction : uint8_t { kNone, kStateHash };
+const char* to_string(Reduction r);
+
+struct ExhaustiveOptions {
+  uint32_t preemption_bound = 2;      // schedules with at most this many non-zero answers
+  uint32_t depth_bound = UINT32_MAX;  // choice points at this index or later never branch
+  Reduction reduction = Reduction::kNone;
+  uint64_t max_schedules = 100000;  // runs at most; the result says whether it was cut
+  bool stop_at_first = false;       // stop at the first violating run (time to bug)
+  // Only violations of this property count (a broken variant's must_violate); nullopt = any.
+  std::optional<properties::Property> target;
+  // Choice kinds that branch; empty = every kind.
+  std::set<sim::ChoiceKind> kinds;
+  // A choice point with more than this many non-default answers (the child-order salt: 2^32-1)
+  // branches on this many, spread evenly over 1..n-1 (0 = all of them).
+  uint32_t max_alternatives = 3;
+};
+
+// The non-default answers a choice point with n options branches on (see max_alternatives).
+std::vector<uint32_t> alternatives(uint32_t n, uint32_t max_alternatives);
+
+struct Counterexample {
+  Schedule schedule;
+  std::vector<sim::Decision> decisions;
+  properties::Verdict verdict;
+  uint64_t sim_events = 0;
+  uint64_t found_at = 0;  // 1-based number of the run that found it
+};
+
+struct SearchResult {
+  std::string strategy;             // "exhaustive", "random", "pct-d3"
+  uint64_t schedules = 0;           // runs made
+  uint64_t distinct_states = 0;     // distinct (choice index, probe state) pairs met
+  uint64_t pruned = 0;              // branch points skipped by the reduction
+  uint32_t levels_done = 0;         // exhaustive: preemption levels fully explored
+  bool complete = false;            // exhaustive: not cut by max_schedules
+  bool stopped_at_first = false;    // stop_at_first ended the search at a violation
+  uint64_t first_violation_at = 0;  // 1-based run number of the first violation, 0 = none
+  std::optional<Counterexample> shortest;
+  Coverage coverage;
+};
+
+SearchResult explore_exhaustive(Program& program, const ExhaustiveOptions& options);
+
+struct SampleOptions {
+  uint64_t seed = 1;  // run i uses seed + i
+  uint64_t runs = 1000;
+  bool stop_at_first = false;
+  uint32_t pct_depth = 3;                      // PCT only
+  std::optional<properties::Property> target;  // as ExhaustiveOptions::target
+};
+
+// The verdict of the first violation in `r` that counts under `target`, or nullptr.
+const properties::Verdict* counted_violation(const RunReport& r,
+                                             const std::optional<properties::Property>& target);
+
+// Seeded random strategy, runs with seeds seed, seed+1, ...
+SearchResult explore_random(Program& program, const SampleOptions& options);
+// PCT with depth pct_depth; the number of scheduling steps is measured on one run first.
+SearchResult explore_pct(Program& program, const SampleOptions& options);
+
+}  // namespace lockstep::explore

@@ -1,0 +1,107 @@
+// lockstep explore: search strategies behind the scheduler's one choice function
+// (sim::Strategy), for systematic schedule exploration.
+//
+//   - ScheduleStrategy: stateless re-execution for bounded exhaustive search. It answers the
+//     choices a Schedule names (by choice index) and 0 everywhere else, and records every choice
+//     point it was asked (kind, n, answer) plus an optional state hash taken just before the
+//     answer. A schedule is only its non-zero answers, so the search keeps millions of them.
+//   - PCT (probabilistic concurrency testing, Burckhardt et al. 2010) with depth d: every
+//     "task" gets a random distinct priority; at each kNextEvent choice the candidate of the
+//     highest-priority task runs; at d-1 change points (random kNextEvent step numbers in
+//     [0, steps)) the task that would run next drops below every initial priority. The
+//     simulator does not tell a strategy which client or event a candidate is (see the report:
+//     a per-candidate owner id would be needed), so a task is approximated by the candidate's
+//     position in the scheduler's insertion-ordered candidate list. Every other choice kind is
+//     drawn from its own seeded stream, exactly as sim::make_random_strategy does.
+//   - Borrowed: lends a strategy the caller keeps to an API that takes ownership.
+//
+// All strategies are deterministic functions of their construction arguments and the sequence
+// of requests; none reads a clock. Single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/world.h"
+
+namespace lockstep::explore {
+
+// One non-default answer: at choice number `index` (0-based, counting every asked choice) the
+// strategy answers `chosen` (>= 1).
+struct Pick {
+  uint32_t index = 0;
+  uint32_t chosen = 0;
+  bool operator==(const Pick&) const = default;
+};
+
+// A schedule: its non-zero answers, in increasing index order. Every other choice answers 0.
+using Schedule = std::vector<Pick>;
+
+// A choice point met during a run.
+struct ChoicePoint {
+  sim::ChoiceKind kind = sim::ChoiceKind::kNextEvent;
+  uint32_t n = 0;
+  uint32_t chosen = 0;
+  uint64_t state = 0;  // the probe's state hash before answering (0 without a probe)
+};
+
+// Returns an abstract hash of the run's current state (see explore/probe.h).
+using StateProbe = std::function<uint64_t()>;
+
+class ScheduleStrategy final : public sim::Strategy {
+ public:
+  explicit ScheduleStrategy(Schedule schedule, std::string name = "exhaustive");
+  // Hashes the state at each later choice point with `probe` (empty: no hashes, state 0).
+  void set_probe(StateProbe probe) { probe_ = std::move(probe); }
+  uint32_t choose(sim::ChoiceKind kind, uint32_t n) override;
+  std::string name() const override { return name_; }
+  // True when a pick named an answer >= n at its index (the run was not the one the schedule
+  // was derived from: a determinism bug); the answer was clamped to 0.
+  bool diverged() const override { return !divergence_.empty(); }
+  std::string divergence() const override { return divergence_; }
+
+  const std::vector<ChoicePoint>& points() const { return points_; }
+
+ private:
+  Schedule schedule_;
+  size_t next_pick_ = 0;
+  StateProbe probe_;
+  std::string name_;
+  std::vector<ChoicePoint> points_;
+  std::string divergence_;
+};
+
+struct PctOptions {
+  uint64_t seed = 1;
+  uint32_t depth = 3;       // d: the bug depth PCT targets (d-1 priority change points)
+  uint32_t steps = 1000;    // k: an estimate of the number of kNextEvent choices in a run
+  uint32_t max_tasks = 64;  // positions beyond this share the lowest initial priority
+};
+
+std::unique_ptr<sim::Strategy> make_pct_strategy(const PctOptions& options);
+
+// Forwards every call to `inner`, which the caller keeps alive for the run.
+class Borrowed final : public sim::Strategy {
+ public:
+  explicit Borrowed(sim::Strategy* inner) : inner_(inner) {}
+  uint32_t choose(sim::ChoiceKind kind, uint32_t n) override { return inner_->choose(kind, n); }
+  std::string name() const override { return inner_->name(); }
+  bool diverged() const override { return inner_->diverged(); }
+  std::string divergence() const override { return inner_->divergence(); }
+
+ private:
+  sim::Strategy* inner_;
+};
+
+// The decision list a run with `points` recorded (for replay and traces).
+std::vector<sim::Decision> decisions_of(const std::vector<ChoicePoint>& points);
+// The schedule whose run makes `decisions` (their non-zero answers).
+Schedule schedule_of(const std::vector<sim::Decision>& decisions);
+// Number of non-zero answers (preemptions, in the CHESS sense).
+inline uint32_t preemptions(const Schedule& s) { return static_cast<uint32_t>(s.size()); }
+
+}  // namespace lockstep::explore

@@ -1,0 +1,225 @@
+#include "explore/ttb.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "explore/flags.h"
+#include "explore/search.h"
+#include "properties/claims.h"
+#include "recipes/registry.h"
+
+namespace lockstep::explore {
+namespace {
+
+constexpr double kNotFound = std::numeric_limits<double>::infinity();
+
+double wall_ms_since(std::chrono::steady_clock::time_point t0) {
+  // lockstep-allow: wall time for the report only
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+
+struct Trial {
+  double runs = kNotFound;
+  double wall_ms = kNotFound;
+  uint64_t decisions = 0;
+  uint64_t sim_events = 0;
+};
+
+// Random or PCT over `lockstep check`'s scenarios: seeds base, base+1, ...
+Trial sample_trial(const recipes::RecipeInfo& recipe, const properties::Claims& claims, bool pct,
+                   uint64_t base, uint64_t budget) {
+  const properties::GenerateOptions go = properties::generate_options(recipe, claims, {});
+  Trial t;
+  // lockstep-allow: wall time for the report only
+  const auto t0 = std::chrono::steady_clock::now();
+  uint32_t steps = 200;  // PCT's k: the previous run's scheduling steps
+  for (uint64_t i = 0; i < budget; ++i) {
+    Scope scope{&recipe, claims, properties::generate_scenario(base + i, go)};
+    ScopeProgram program(scope);
+    std::unique_ptr<sim::Strategy> strategy;
+    if (pct) {
+      PctOptions po;
+      po.seed = base + i;
+      po.depth = 3;
+      po.steps = steps;
+      strategy = make_pct_strategy(po);
+    } else {
+      strategy = sim::make_random_strategy(base + i);
+    }
+    const RunReport r = program.run(*strategy, nullptr);
+    steps = 1;
+    for (const sim::Decision& d : r.decisions) steps += d.kind == sim::ChoiceKind::kNextEvent;
+    if (counted_violation(r, claims.must_violate) != nullptr) {
+      t.runs = static_cast<double>(i + 1);
+      t.wall_ms = wall_ms_since(t0);
+      t.decisions = r.decisions.size();
+      t.sim_events = r.sim_events;
+      return t;
+    }
+  }
+  return t;
+}
+
+// The small fixed scope exhaustive search explores for a broken variant, with its focus faults
+// `offset_ms` after the workload's start.
+Scope variant_scope(const recipes::RecipeInfo& recipe, const properties::Claims& claims,
+                    uint32_t offset_ms) {
+  const uint32_t clients = std::max<uint32_t>(2, claims.min_clients);
+  Scope probe = make_scope(recipe, clients, 2, {});
+  std::vector<sim::Fault> faults;
+  const std::string at = "@" + std::to_string(offset_ms);
+  for (sim::FaultKind k : claims.focus) {
+    // The middle waiter gives up; every other fault hits client 1 (the first holder).
+    const std::string spec =
+        properties::fault_name(k) + at + (k == sim::FaultKind::kCancel ? ":c2" : ":c1");
+    sim::Fault f;
+    std::string error;
+    if (parse_fault_spec(spec, probe.scenario, &f, &error)) faults.push_back(f);
+  }
+  return make_scope(recipe, clients, 2, faults);
+}
+
+// Exhaustive search with iterative preemption bounding; a variant with focus faults is
+// explored with them at each of kOffsets start offsets (0..9 ms) per bound, since the fault's
+// moment is part of the scope, not of the schedule.
+Trial exhaustive_trial(const recipes::RecipeInfo& recipe, const properties::Claims& claims,
+                       uint32_t bound, uint64_t budget) {
+  constexpr uint32_t kOffsets = 10;
+  const uint32_t offsets = claims.focus.empty() ? 1 : kOffsets;
+  Trial t;
+  uint64_t runs = 0;
+  // lockstep-allow: wall time for the report only
+  const auto t0 = std::chrono::steady_clock::now();
+  for (uint32_t b = 0; b <= bound && runs < budget; ++b) {
+    for (uint32_t off = 0; off < offsets && runs < budget; ++off) {
+      const Scope scope = variant_scope(recipe, claims, off);
+      ScopeProgram program(scope);
+      ExhaustiveOptions o;
+      o.preemption_bound = b;
+      o.max_schedules = budget - runs;
+      o.stop_at_first = true;
+      o.target = claims.must_violate;
+      const SearchResult res = explore_exhaustive(program, o);
+      if (res.shortest) {
+        t.runs = static_cast<double>(runs + res.first_violation_at);
+        t.wall_ms = wall_ms_since(t0);
+        t.decisions = res.shortest->decisions.size();
+        t.sim_events = res.shortest->sim_events;
+        return t;
+      }
+      runs += res.schedules;
+    }
+  }
+  return t;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return kNotFound;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string cell(const std::vector<Trial>& trials) {
+  std::vector<double> runs;
+  std::vector<double> ms;
+  size_t found = 0;
+  for (const Trial& t : trials) {
+    runs.push_back(t.runs);
+    ms.push_back(t.wall_ms);
+    found += t.runs != kNotFound ? 1 : 0;
+  }
+  char buf[64];
+  const double r = median(runs);
+  if (r == kNotFound) {
+    std::snprintf(buf, sizeof buf, "- (%zu/%zu)", found, trials.size());
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f / %.1f (%zu/%zu)", r, median(ms), found, trials.size());
+  }
+  return buf;
+}
+
+// The smallest counterexample among the trials: fewest decisions, then simulator events.
+void smallest(const std::vector<Trial>& trials, uint64_t* decisions, uint64_t* events) {
+  for (const Trial& t : trials) {
+    if (t.runs == kNotFound) continue;
+    if (*decisions == 0 || t.decisions < *decisions ||
+        (t.decisions == *decisions && t.sim_events < *events)) {
+      *decisions = t.decisions;
+      *events = t.sim_events;
+    }
+  }
+}
+
+}  // namespace
+
+int ttb_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  Flags flags({"trials", "budget", "bound", "recipe"}, {});
+  if (!flags.parse(argc, argv)) {
+    err << "lockstep ttb: " << flags.error() << "\n";
+    return 2;
+  }
+  if (flags.has("help")) {
+    out << "usage: ttb [--trials T] [--budget N] [--bound K] [--recipe NAME]\n"
+           "Time to the first violation of every broken variant under random, PCT (d=3) and\n"
+           "exhaustive search: median runs / wall ms over T trials (found/trials), and the\n"
+           "shortest counterexample (decisions / simulator events).\n";
+    return 0;
+  }
+  const auto trials = flags.number("trials", 5, 1, 1000);
+  const auto budget = flags.number("budget", 2000, 1, 10000000);
+  const auto bound = flags.number("bound", 2, 0, 8);
+  if (!trials || !budget || !bound) {
+    err << "lockstep ttb: " << flags.error() << "\n";
+    return 2;
+  }
+  const std::string only = flags.get("recipe", "");
+  if (!only.empty() && recipes::find_recipe(only) == nullptr) {
+    err << "lockstep ttb: unknown recipe '" << only << "'\n";
+    return 2;
+  }
+  out << "time to first violation: median runs / wall ms over " << *trials
+      << " trial(s) (trials that found it), budget " << *budget << " runs per trial\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-30s %-17s %-24s %-24s %-22s %s\n", "variant", "property",
+                "random", "pct-d3", "exhaustive (bound)", "shortest: decisions/events");
+  out << line;
+  bool all_found = true;
+  for (const recipes::RecipeInfo& recipe : recipes::registry()) {
+    if (recipe.expected != recipes::Expected::kBroken) continue;
+    if (!properties::claims_for(recipe).must_violate) continue;
+    if (!only.empty() && recipe.name != only) continue;
+    const properties::Claims claims = properties::claims_for(recipe);
+    std::vector<Trial> random;
+    std::vector<Trial> pct;
+    for (uint64_t t = 0; t < *trials; ++t) {
+      const uint64_t base = 1 + t * 1000003;
+      random.push_back(sample_trial(recipe, claims, false, base, *budget));
+      pct.push_back(sample_trial(recipe, claims, true, base, *budget));
+    }
+    const std::vector<Trial> exhaustive = {
+        exhaustive_trial(recipe, claims, static_cast<uint32_t>(*bound), *budget)};
+    uint64_t decisions = 0;
+    uint64_t events = 0;
+    smallest(random, &decisions, &events);
+    smallest(pct, &decisions, &events);
+    smallest(exhaustive, &decisions, &events);
+    const bool found = decisions != 0;
+    all_found = all_found && found;
+    const std::string size =
+        found ? std::to_string(decisions) + " / " + std::to_string(events) : "not found";
+    std::snprintf(line, sizeof line, "%-30s %-17s %-24s %-24s %-22s %s\n", recipe.name.c_str(),
+                  claims.must_violate ? properties::to_string(*claims.must_violate) : "?",
+                  cell(random).c_str(), cell(pct).c_str(), cell(exhaustive).c_str(), size.c_str());
+    out << line;
+    out.flush();
+  }
+  return all_found ? 0 : 1;
+}
+
+}  // namespace lockstep::explore
