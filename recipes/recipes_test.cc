@@ -397,6 +397,22 @@ TEST(Cancellation, CancelledWaiterDeletesItsNode) {
   }
 }
 
+TEST(Cancellation, CleanupDeleteRetriesThroughALostReply) {
+  // S5: a cancelled waiter's cleanup delete is applied but its reply is lost; the recipe
+  // retries, sees the node gone and returns kCancelled with nothing left behind.
+  Scenario s;
+  Party& a = s.join("fair-mutex");
+  Party& b = s.join("fair-mutex");
+  s.one_after_another(a, b);
+  s.inject(FaultKind::kLoseNextReply, 2);  // b's next mutation is the cleanup delete
+  s.inject(FaultKind::kCancel, 2, {}, "acquire");
+  s.run_for(kSettle);
+  ASSERT_TRUE(b.acquired.done);
+  EXPECT_EQ(b.acquired.error, Error::kCancelled);
+  EXPECT_GE(b.stats().remove_retries, 1u);
+  EXPECT_EQ(s.children().size(), 1u);
+}
+
 TEST(Cancellation, CancelAtAnyEarlyAwaitLeavesNoNode) {
   // S5/S6: cancellations landing anywhere in the first 1.5 ms of an acquire (create in flight,
   // list, watch) all end with kCancelled and no node of the cancelled client.
@@ -441,6 +457,24 @@ TEST(Expiry, HolderLearnsItLostTheLockAndTheNextWaiterHolds) {
     EXPECT_EQ(a.released.error, Error::kOk);
     EXPECT_EQ(a.lock->state(), LockState::kIdle);
   }
+}
+
+TEST(Expiry, AbandonedSessionIsLostAtOnceWhileTheServerStillHoldsIt) {
+  // S7: the client library gives up the session on its own (kAbandonSession): the holder is
+  // kLost at once, although the server keeps the node until the session times out; the
+  // waiter is granted only then.
+  Scenario s;
+  Party& a = s.join("fair-mutex");
+  Party& b = s.join("fair-mutex");
+  s.one_after_another(a, b);
+  s.watch_lost(a);
+  s.inject(FaultKind::kAbandonSession, 1);
+  s.run_for(milliseconds(5));
+  EXPECT_EQ(a.lock->state(), LockState::kLost);
+  EXPECT_TRUE(a.lost.done);
+  EXPECT_FALSE(b.holds()) << "the server still holds a's session and node";
+  s.run_for(zk::seconds(2));
+  EXPECT_TRUE(b.holds());
 }
 
 TEST(Expiry, WaiterFailsWithSessionExpired) {
