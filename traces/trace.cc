@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -610,6 +611,20 @@ std::string save_failure_trace(const Trace& trace, const std::string& dir, std::
     return {};
   }
   return path;
+}
+
+std::string failure_trace_dir() {
+  const char* env = std::getenv("LOCKSTEP_TRACE_DIR");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(kDefaultFailureDir);
+}
+
+std::string save_failure_note(const Trace& trace) {
+  std::string error;
+  const std::string path = save_failure_trace(trace, failure_trace_dir(), &error);
+  if (path.empty()) return "could not save the failure trace: " + error + "\n";
+  std::ostringstream out;
+  print_replay_command(out, path);
+  return out.str();
 }
 
 std::string replay_command(const std::string& path) { return "./lockstep replay " + path; }

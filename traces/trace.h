@@ -116,6 +116,12 @@ std::string save_failure_trace(const Trace& trace, const std::string& dir,
                                std::string* error = nullptr);
 // The default directory for failure traces, relative to the working directory.
 constexpr const char* kDefaultFailureDir = "traces/failures";
+// $LOCKSTEP_TRACE_DIR when set and not empty, else kDefaultFailureDir: where tests that find a
+// failure save it.
+std::string failure_trace_dir();
+// For a failing test: saves `trace` under failure_trace_dir() and returns the lines to print
+// (where it is, how to replay and show it), or why it could not be saved.
+std::string save_failure_note(const Trace& trace);
 
 // "./lockstep replay PATH" (and how to read it), for failure reports.
 std::string replay_command(const std::string& path);

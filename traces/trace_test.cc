@@ -339,5 +339,18 @@ TEST(AtomicWrite, SaveFailureTraceWritesALoadableFile) {
   EXPECT_NE(out.str().find("./lockstep replay " + path), std::string::npos) << out.str();
 }
 
+// save_failure_note saves under $LOCKSTEP_TRACE_DIR and tells how to replay the file.
+TEST(AtomicWrite, SaveFailureNoteUsesTheTraceDirFromTheEnvironment) {
+  TempDir dir;
+  ASSERT_EQ(::setenv("LOCKSTEP_TRACE_DIR", dir.file("env-dir").c_str(), 1), 0);
+  const Trace t = testing::first_trace("broken/sort-by-name");
+  const std::string note = save_failure_note(t);
+  ::unsetenv("LOCKSTEP_TRACE_DIR");
+  const std::string path = dir.file("env-dir/" + trace_file_name(t));
+  EXPECT_TRUE(std::filesystem::exists(path)) << note;
+  EXPECT_NE(note.find("./lockstep replay " + path), std::string::npos) << note;
+  EXPECT_EQ(failure_trace_dir(), kDefaultFailureDir);
+}
+
 }  // namespace
 }  // namespace lockstep::traces
