@@ -351,22 +351,30 @@ TEST(TimedAcquire, CleanupDeleteRetriesThroughALostReply) {
   EXPECT_EQ(s.children().size(), 1u);
 }
 
+// b queues behind a holder and is interrupted `after` its acquire began: by its deadline
+// (timeout) or by a cancellation. Its acquire must end with that error and leave no node.
+void interrupt_early(bool cancel, zk::Duration after) {
+  SCOPED_TRACE(after.us);
+  Scenario s;
+  Party& a = s.join("fair-mutex");
+  Party& b = s.join("fair-mutex");
+  s.acquire(a);
+  s.run_for(kSettle);
+  s.acquire(b, cancel ? zk::Duration{-1} : after);
+  if (cancel) {
+    s.run_for(after);
+    s.inject(FaultKind::kCancel, 2, {}, "acquire");
+  }
+  s.run_for(kSettle);
+  ASSERT_TRUE(b.acquired.done);
+  EXPECT_EQ(b.acquired.error, cancel ? Error::kCancelled : Error::kOperationTimeout);
+  EXPECT_EQ(s.children().size(), 1u);
+}
+
 TEST(TimedAcquire, DeadlineWhileCreateIsInFlightLeavesNoNode) {
   // S5/S6: deadlines that fall while the contender create is in flight (swept over 0-1.2 ms)
   // end in kOperationTimeout with the possibly created node found and removed.
-  for (int us = 0; us <= 1200; us += 100) {
-    SCOPED_TRACE(us);
-    Scenario s;
-    Party& a = s.join("fair-mutex");
-    Party& b = s.join("fair-mutex");
-    s.acquire(a);
-    s.run_for(kSettle);
-    s.acquire(b, zk::microseconds(us));
-    s.run_for(kSettle);
-    ASSERT_TRUE(b.acquired.done);
-    EXPECT_EQ(b.acquired.error, Error::kOperationTimeout);
-    EXPECT_EQ(s.children().size(), 1u);
-  }
+  for (int us = 0; us <= 1200; us += 100) interrupt_early(false, zk::microseconds(us));
 }
 
 TEST(Cancellation, CancelledWaiterDeletesItsNode) {
@@ -416,21 +424,7 @@ TEST(Cancellation, CleanupDeleteRetriesThroughALostReply) {
 TEST(Cancellation, CancelAtAnyEarlyAwaitLeavesNoNode) {
   // S5/S6: cancellations landing anywhere in the first 1.5 ms of an acquire (create in flight,
   // list, watch) all end with kCancelled and no node of the cancelled client.
-  for (int us = 0; us <= 1500; us += 100) {
-    SCOPED_TRACE(us);
-    Scenario s;
-    Party& a = s.join("fair-mutex");
-    Party& b = s.join("fair-mutex");
-    s.acquire(a);
-    s.run_for(kSettle);
-    s.acquire(b);
-    s.run_for(zk::microseconds(us));
-    s.inject(FaultKind::kCancel, 2, {}, "acquire");
-    s.run_for(kSettle);
-    ASSERT_TRUE(b.acquired.done);
-    EXPECT_EQ(b.acquired.error, Error::kCancelled);
-    EXPECT_EQ(s.children().size(), 1u);
-  }
+  for (int us = 0; us <= 1500; us += 100) interrupt_early(true, zk::microseconds(us));
 }
 
 TEST(Expiry, HolderLearnsItLostTheLockAndTheNextWaiterHolds) {
