@@ -395,6 +395,14 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
       if (s && (!own_seq || *s < *own_seq)) own_seq = s;
     }
     what += own.empty() ? "; its session owns no lock node" : "; its node(s): " + own;
+    // The client library's last word on the session tells a dead handle from a live one.
+    for (auto it = h.events().rbegin(); it != h.events().rend(); ++it) {
+      if (it->client == client && it->op == Op::kSession) {
+        what += "; its session was last reported " + zk::to_string(it->session_state) + " at " +
+                at_ref(*it);
+        break;
+      }
+    }
     if (own_seq) {
       std::string before;
       for (const NodeSnapshot& n : tree.nodes) {
