@@ -10,10 +10,12 @@
 // backend's own steps keep a run deterministic (Backend invariant 5).
 #include <cassert>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "conformance/backend.h"
 #include "conformance/suite.h"
@@ -200,9 +202,23 @@ BackendFactory sim_factory(std::string name, uint64_t seed, uint32_t servers) {
                         }};
 }
 
+// The fixed CI set, plus LOCKSTEP_CONFORMANCE_SEEDS=N more seeds (alternating standalone and
+// ensemble) when that variable is set: more seeds are one environment variable away.
+std::vector<BackendFactory> sim_factories() {
+  std::vector<BackendFactory> out = {sim_factory("standalone", 1, 1),
+                                     sim_factory("standalone_seed2", 2, 1),
+                                     sim_factory("ensemble", 3, 3)};
+  const char* extra = std::getenv("LOCKSTEP_CONFORMANCE_SEEDS");
+  const uint64_t n = extra != nullptr ? std::strtoull(extra, nullptr, 10) : 0;
+  for (uint64_t seed = 100; seed < 100 + n; ++seed) {
+    const uint32_t servers = seed % 2 == 0 ? 1 : 3;
+    out.push_back(
+        sim_factory("seed" + std::to_string(seed) + "_" + std::to_string(servers), seed, servers));
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace lockstep::conformance
 
-LOCKSTEP_INSTANTIATE_CONFORMANCE(Sim, ::lockstep::conformance::sim_factory("standalone", 1, 1),
-                                 ::lockstep::conformance::sim_factory("standalone_seed2", 2, 1),
-                                 ::lockstep::conformance::sim_factory("ensemble", 3, 3));
+LOCKSTEP_INSTANTIATE_CONFORMANCE_IN(Sim, ::lockstep::conformance::sim_factories());

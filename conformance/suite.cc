@@ -23,7 +23,24 @@ void ConformanceTest::TearDown() { backend_.reset(); }
 zk::Session& ConformanceTest::open() { return open(kSessionTimeout); }
 
 zk::Session& ConformanceTest::open(zk::Duration session_timeout) {
-  return backend_->open(session_timeout);
+  zk::Session& s = backend_->open(session_timeout);
+  sessions_.push_back(&s);
+  return s;
+}
+
+namespace {
+zk::Task<void> sync_root_body(std::vector<zk::Session*> sessions, std::string root) {
+  for (zk::Session* s : sessions) {
+    zk::Status st = co_await s->sync(root);
+    EXPECT_EQ(st.error, zk::Error::kOk) << "sync of the fresh root " << root;
+  }
+}
+}  // namespace
+
+std::string ConformanceTest::fresh_root() {
+  std::string root = backend_->fresh_root();
+  if (!sessions_.empty()) run(*sessions_.front(), sync_root_body(sessions_, root));
+  return root;
 }
 
 void ConformanceTest::run(zk::Session& on, zk::Task<void> body, zk::Duration limit) {

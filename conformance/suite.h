@@ -29,6 +29,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "conformance/backend.h"
 #include "zk/error.h"
@@ -54,6 +55,10 @@ class ConformanceTest : public ::testing::TestWithParam<BackendFactory> {
   // A new connected session (Backend::open) with the suite's default timeout.
   zk::Session& open();
   zk::Session& open(zk::Duration session_timeout);
+  // Backend::fresh_root, then a sync of it on every session opened so far, so that each of them
+  // can read the new root at once even when its server is a follower that lags the leader.
+  // Tests open their sessions first.
+  std::string fresh_root();
   // Runs `body` on `on`; a body that does not finish within `limit` is a test failure.
   void run(zk::Session& on, zk::Task<void> body, zk::Duration limit = kRunLimit);
 
@@ -63,6 +68,7 @@ class ConformanceTest : public ::testing::TestWithParam<BackendFactory> {
 
  private:
   std::unique_ptr<Backend> backend_;
+  std::vector<zk::Session*> sessions_;  // opened through this fixture, in order
 };
 
 // Names instantiations after the factory.
@@ -80,6 +86,15 @@ void link_conformance_suite();
   [[maybe_unused]] static const bool lockstep_conformance_linked_##prefix =         \
       (::lockstep::conformance::link_conformance_suite(), true);                    \
   INSTANTIATE_TEST_SUITE_P(prefix, ConformanceTest, ::testing::Values(__VA_ARGS__), \
+                           ::lockstep::conformance::factory_test_name);             \
+  }
+
+// The same for a container of BackendFactory values (e.g. one per seed, built at start-up).
+#define LOCKSTEP_INSTANTIATE_CONFORMANCE_IN(prefix, factories)                      \
+  namespace lockstep::conformance {                                                 \
+  [[maybe_unused]] static const bool lockstep_conformance_linked_##prefix =         \
+      (::lockstep::conformance::link_conformance_suite(), true);                    \
+  INSTANTIATE_TEST_SUITE_P(prefix, ConformanceTest, ::testing::ValuesIn(factories), \
                            ::lockstep::conformance::factory_test_name);             \
   }
 

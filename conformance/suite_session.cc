@@ -49,7 +49,7 @@ TEST_P(ConformanceTest, SessionIdsAreDistinctAndEachOwnsItsEphemerals) {
   Session& a = open();
   Session& b = open();
   Session& c = open();
-  run(a, ids_body(&a, &b, &c, backend().fresh_root()));
+  run(a, ids_body(&a, &b, &c, fresh_root()));
 }
 
 // Watches that `observer` keeps on `victim`'s nodes, armed before the victim goes away.
@@ -113,7 +113,7 @@ TEST_P(ConformanceTest, CloseDeletesEphemeralsFiresOthersWatchesAndEndsTheSessio
   // later calls fail with kInvalidState.
   Session& victim = open();
   Session& observer = open();
-  const std::string root = backend().fresh_root();
+  const std::string root = fresh_root();
   Observed seen;
   run(observer, setup_victim_body(&victim, &observer, root, &seen));
   EXPECT_EQ(backend().close(victim), Error::kOk);
@@ -126,7 +126,7 @@ TEST_P(ConformanceTest, ExpiryDeletesEphemeralsAndFiresOthersWatches) {
   // observer's watches on them fired; the observer's own ephemeral and persistents remain.
   Session& victim = open();
   Session& observer = open();
-  const std::string root = backend().fresh_root();
+  const std::string root = fresh_root();
   Observed seen;
   run(observer, setup_victim_body(&victim, &observer, root, &seen));
   backend().expire(victim);
@@ -211,7 +211,7 @@ TEST_P(ConformanceTest, AnExpiredClientLearnsOnlyTheSessionEventAndThenEveryCall
   // nothing for later changes), state() is kExpired and every call fails with kInvalidState.
   Session& victim = open();
   Session& other = open();
-  const std::string root = backend().fresh_root();
+  const std::string root = fresh_root();
   OwnWatches w;
   zk::SessionEvents events;
   run(victim, arm_own_watches_body(&victim, root, &w, &events));
@@ -277,7 +277,7 @@ TEST_P(ConformanceTest, ASilentClientIsExpiredByTheServerAndLearnsItOnlyAfterHea
   }
   Session& victim = open(zk::seconds(1));
   Session& observer = open();
-  const std::string root = backend().fresh_root();
+  const std::string root = fresh_root();
   TimeoutVictim t;
   run(victim, setup_timeout_body(&victim, &observer, root, &t));
   backend().partition(victim, zk::seconds(5));

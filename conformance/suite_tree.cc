@@ -47,7 +47,7 @@ TEST_P(ConformanceTest, SequentialSuffixIsTenDigitDecimalStartingAtZero) {
   // Three sequential creates under a fresh parent get suffixes 0000000000, 0000000001, ...
   // whatever the mode (persistent or ephemeral) and the requested prefix.
   Session& s = open();
-  run(s, suffix_format_body(&s, backend().fresh_root()));
+  run(s, suffix_format_body(&s, fresh_root()));
 }
 
 Task<void> counter_per_parent_body(Session* s, std::string root) {
@@ -69,7 +69,7 @@ Task<void> counter_per_parent_body(Session* s, std::string root) {
 TEST_P(ConformanceTest, EachParentHasItsOwnCounterAndANewParentStartsAtZero) {
   // Three sequential children under p1, then the first under a new p2 gets 0 and p1 goes on at 3.
   Session& s = open();
-  run(s, counter_per_parent_body(&s, backend().fresh_root()));
+  run(s, counter_per_parent_body(&s, fresh_root()));
 }
 
 Task<void> counter_counts_all_creates_body(Session* a, Session* b, std::string root) {
@@ -86,7 +86,7 @@ TEST_P(ConformanceTest, CounterCountsEveryChildCreateOfAnySession) {
   // each advance the parent's counter: the next sequential create gets suffix 3.
   Session& a = open();
   Session& b = open();
-  run(a, counter_counts_all_creates_body(&a, &b, backend().fresh_root()));
+  run(a, counter_counts_all_creates_body(&a, &b, fresh_root()));
 }
 
 Task<void> failed_creates_body(Session* a, Session* b, std::string root) {
@@ -107,7 +107,7 @@ TEST_P(ConformanceTest, FailedCreatesDoNotAdvanceTheCounter) {
   // One successful create then three kNodeExists failures: the next sequential suffix is 1.
   Session& a = open();
   Session& b = open();
-  run(a, failed_creates_body(&a, &b, backend().fresh_root()));
+  run(a, failed_creates_body(&a, &b, fresh_root()));
 }
 
 Task<void> deletes_body(Session* s, std::string root) {
@@ -132,7 +132,7 @@ TEST_P(ConformanceTest, DeletesCountInCversionButNotInTheSequenceCounter) {
   // Two creates and two deletes: the parent's cversion is 4, the next sequential suffix is 2
   // (measured on Debian's 3.8.0 server: the two counters differ once children are deleted).
   Session& s = open();
-  run(s, deletes_body(&s, backend().fresh_root()));
+  run(s, deletes_body(&s, fresh_root()));
 }
 
 Task<void> wrap_body(Session* s, std::string parent) {
@@ -160,7 +160,7 @@ TEST_P(ConformanceTest, SequenceCounterWrapsToNegativePastInt32Max) {
                  << " (2^31 creates on a real server are out of reach)";
   }
   Session& s = open();
-  const std::string root = backend().fresh_root();
+  const std::string root = fresh_root();
   backend().set_sequence_counter(root, INT32_MAX);
   run(s, wrap_body(&s, root));
 }
@@ -186,7 +186,7 @@ TEST_P(ConformanceTest, ASequentialNameThatExistsFailsWithNodeExistsAndIsNotSkip
   // A foreign child named like the next sequential node makes sequential creates with that
   // prefix fail with kNodeExists (the counter stays put) until another create moves it on.
   Session& s = open();
-  run(s, colliding_sequence_body(&s, backend().fresh_root()));
+  run(s, colliding_sequence_body(&s, fresh_root()));
 }
 
 Task<void> server_root_body(Session* s) {
@@ -245,7 +245,7 @@ TEST_P(ConformanceTest, GetChildrenIsUnsortedButStable) {
   // 200 sequential children: get_children returns exactly them, not sorted by name (a sorted
   // order by chance has probability 1/200!), and the same order twice in a row.
   Session& s = open();
-  run(s, children_order_body(&s, backend().fresh_root()));
+  run(s, children_order_body(&s, fresh_root()));
 }
 
 // ---- tree rules and their error codes ----
@@ -261,7 +261,7 @@ Task<void> parent_must_exist_body(Session* s, std::string root) {
 TEST_P(ConformanceTest, CreateRequiresTheParentToExist) {
   // Creating root/missing/x in every mode fails with kNoNode and creates nothing.
   Session& s = open();
-  run(s, parent_must_exist_body(&s, backend().fresh_root()));
+  run(s, parent_must_exist_body(&s, fresh_root()));
 }
 
 Task<void> ephemeral_children_body(Session* s, std::string root) {
@@ -281,7 +281,7 @@ Task<void> ephemeral_children_body(Session* s, std::string root) {
 TEST_P(ConformanceTest, EphemeralNodesCannotHaveChildren) {
   // Creating a child of an ephemeral node fails with kNoChildrenForEphemerals in every mode.
   Session& s = open();
-  run(s, ephemeral_children_body(&s, backend().fresh_root()));
+  run(s, ephemeral_children_body(&s, fresh_root()));
 }
 
 Task<void> not_empty_body(Session* s, std::string root) {
@@ -301,7 +301,7 @@ TEST_P(ConformanceTest, DeleteOfANodeWithChildrenFailsWithNotEmpty) {
   // Deleting a parent that has a child fails with kNotEmpty (also with the right version;
   // with a wrong version kBadVersion wins); once the child is gone the delete succeeds.
   Session& s = open();
-  run(s, not_empty_body(&s, backend().fresh_root()));
+  run(s, not_empty_body(&s, fresh_root()));
 }
 
 Task<void> versions_body(Session* s, std::string root) {
@@ -329,7 +329,7 @@ TEST_P(ConformanceTest, VersionedSetAndDeleteFailWithBadVersion) {
   // set_data and remove with a stale version fail with kBadVersion and change nothing; with the
   // current version (or -1) they succeed; on a missing node they fail with kNoNode.
   Session& s = open();
-  run(s, versions_body(&s, backend().fresh_root()));
+  run(s, versions_body(&s, fresh_root()));
 }
 
 Task<void> node_exists_body(Session* a, Session* b, std::string root) {
@@ -353,7 +353,7 @@ TEST_P(ConformanceTest, CreatingAnExistingNodeFailsWithNodeExists) {
   // ephemeral, fails with kNodeExists and leaves the original untouched.
   Session& a = open();
   Session& b = open();
-  run(a, node_exists_body(&a, &b, backend().fresh_root()));
+  run(a, node_exists_body(&a, &b, fresh_root()));
 }
 
 Task<void> no_node_body(Session* s, std::string root) {
@@ -369,7 +369,7 @@ Task<void> no_node_body(Session* s, std::string root) {
 TEST_P(ConformanceTest, OperationsOnAMissingNodeFailWithNoNode) {
   // exists, get_data, get_children, set_data and remove of a missing node return kNoNode.
   Session& s = open();
-  run(s, no_node_body(&s, backend().fresh_root()));
+  run(s, no_node_body(&s, fresh_root()));
 }
 
 Task<void> bad_paths_body(Session* s, std::string root) {
@@ -406,7 +406,7 @@ TEST_P(ConformanceTest, MalformedPathsFailWithBadArguments) {
   // Empty, relative, trailing-slash, empty-component, '.'/'..' and control-character paths are
   // rejected with kBadArguments by every operation.
   Session& s = open();
-  run(s, bad_paths_body(&s, backend().fresh_root()));
+  run(s, bad_paths_body(&s, fresh_root()));
 }
 
 Task<void> unicode_body(Session* s, std::string root) {
@@ -439,7 +439,7 @@ TEST_P(ConformanceTest, NonAsciiNamesFollowTheServersCharacterRules) {
   // byte; C1 controls, private-use and surrogate code points, U+FFF0..U+FFFF, emoji and
   // non-UTF-8 bytes are refused with kBadArguments.
   Session& s = open();
-  run(s, unicode_body(&s, backend().fresh_root()));
+  run(s, unicode_body(&s, fresh_root()));
 }
 
 // ---- stat ----
@@ -477,7 +477,7 @@ TEST_P(ConformanceTest, ANewNodesStatHasCreationValues) {
   // A fresh node: czxid = mzxid = pzxid > 0, versions 0, no children, dataLength = data size,
   // ephemeralOwner 0 (persistent) or the creator's id; create, exists and get_data agree.
   Session& s = open();
-  run(s, new_node_stat_body(&s, backend().fresh_root()));
+  run(s, new_node_stat_body(&s, fresh_root()));
 }
 
 Task<void> stat_tracking_body(Session* s, std::string root) {
@@ -523,7 +523,7 @@ TEST_P(ConformanceTest, StatFieldsTrackDataAndChildChanges) {
   // Create a child, set the parent's data, delete the child: pzxid/cversion/numChildren follow
   // the child changes, mzxid/version/dataLength follow the data change, czxid never moves.
   Session& s = open();
-  run(s, stat_tracking_body(&s, backend().fresh_root()));
+  run(s, stat_tracking_body(&s, fresh_root()));
 }
 
 Task<void> zxid_order_body(Session* a, Session* b, std::string root) {
@@ -546,7 +546,7 @@ TEST_P(ConformanceTest, WritesOfAllSessionsShareOneZxidOrder) {
   // increasing zxids.
   Session& a = open();
   Session& b = open();
-  run(a, zxid_order_body(&a, &b, backend().fresh_root()));
+  run(a, zxid_order_body(&a, &b, fresh_root()));
 }
 
 // ---- read-your-writes and sync ----
@@ -583,7 +583,7 @@ TEST_P(ConformanceTest, OwnWritesAreVisibleToOwnLaterReads) {
   // Writes and reads pipelined on one session without awaiting in between: every read sees
   // every write sent before it (requests of one session are FIFO).
   Session& s = open();
-  run(s, own_writes_body(&s, backend().fresh_root()));
+  run(s, own_writes_body(&s, fresh_root()));
 }
 
 Task<void> sync_body(Session* a, Session* b, std::string root) {
@@ -601,7 +601,7 @@ TEST_P(ConformanceTest, SyncSucceedsAndAfterItReadsSeeEarlierWrites) {
   // Session b writes, session a syncs (kOk, also on a missing path) and then reads b's write.
   Session& a = open();
   Session& b = open();
-  run(a, sync_body(&a, &b, backend().fresh_root()));
+  run(a, sync_body(&a, &b, fresh_root()));
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ TEST_P(ConformanceTest, ExistsOnAMissingNodeArmsACreationWatch) {
   // fires kCreated for that path.
   Session& a = open();
   Session& b = open();
-  run(a, creation_watch_body(&a, &b, backend().fresh_root()));
+  run(a, creation_watch_body(&a, &b, fresh_root()));
 }
 
 Task<void> no_watch_on_missing_body(Session* a, Session* b, std::string root) {
@@ -73,7 +73,7 @@ TEST_P(ConformanceTest, GetDataAndGetChildrenOnAMissingNodeArmNothing) {
   // answers kNothing at once, and creating the node later fires neither.
   Session& a = open();
   Session& b = open();
-  run(a, no_watch_on_missing_body(&a, &b, backend().fresh_root()));
+  run(a, no_watch_on_missing_body(&a, &b, fresh_root()));
 }
 
 Task<void> one_shot_body(Session* a, Session* b, std::string root) {
@@ -116,7 +116,7 @@ TEST_P(ConformanceTest, WatchesAreOneShot) {
   // change, and no registration made after a change ever fires for it.
   Session& a = open();
   Session& b = open();
-  run(a, one_shot_body(&a, &b, backend().fresh_root()));
+  run(a, one_shot_body(&a, &b, fresh_root()));
 }
 
 Task<void> child_watch_body(Session* a, Session* b, std::string root) {
@@ -149,7 +149,7 @@ TEST_P(ConformanceTest, ChildWatchFiresOnChildCreateAndDeleteOnly) {
   // re-armed one when it deletes it; data changes of the child or the parent fire nothing.
   Session& a = open();
   Session& b = open();
-  run(a, child_watch_body(&a, &b, backend().fresh_root()));
+  run(a, child_watch_body(&a, &b, fresh_root()));
 }
 
 Task<void> data_watch_body(Session* a, Session* b, std::string root) {
@@ -194,7 +194,7 @@ TEST_P(ConformanceTest, DataWatchesFireDataChangedAndDeleted) {
   // a get_children watch on the deleted node fires kDeleted too, but not on set_data.
   Session& a = open();
   Session& b = open();
-  run(a, data_watch_body(&a, &b, backend().fresh_root()));
+  run(a, data_watch_body(&a, &b, fresh_root()));
 }
 
 Task<void> event_before_reply_body(Session* a, Session* b, std::string root) {
@@ -241,7 +241,7 @@ TEST_P(ConformanceTest, AWatchEventArrivesBeforeTheReplyThatObservesTheChange) {
   // that see the changes resume with the watches already fired.
   Session& a = open();
   Session& b = open();
-  run(a, event_before_reply_body(&a, &b, backend().fresh_root()));
+  run(a, event_before_reply_body(&a, &b, fresh_root()));
 }
 
 Task<void> own_change_body(Session* s, std::string root) {
@@ -269,7 +269,7 @@ TEST_P(ConformanceTest, AWatchFiresForTheWatchingSessionsOwnChange) {
   // watch and deletes the node: each watch has fired by the time the reply of the write that
   // fired it resumes the session.
   Session& s = open();
-  run(s, own_change_body(&s, backend().fresh_root()));
+  run(s, own_change_body(&s, fresh_root()));
 }
 
 Task<void> many_watches_body(Session* a, Session* b, std::string root) {
@@ -303,7 +303,7 @@ TEST_P(ConformanceTest, EveryRegistrationOnANodeFiresEvenForTheSameData) {
   // all on one node; set_data with the same bytes bumps the version and fires all four.
   Session& a = open();
   Session& b = open();
-  run(a, many_watches_body(&a, &b, backend().fresh_root()));
+  run(a, many_watches_body(&a, &b, fresh_root()));
 }
 
 Task<void> watch_across_disconnect_body(Session* a, Session* b, std::string root) {
@@ -340,7 +340,7 @@ TEST_P(ConformanceTest, AWatchSurvivesADisconnectAndHearsItAsSessionEvents) {
   // reports kConnecting then kConnected, and still fires kDataChanged when b changes the node.
   Session& a = open();
   Session& b = open();
-  run(a, watch_across_disconnect_body(&a, &b, backend().fresh_root()));
+  run(a, watch_across_disconnect_body(&a, &b, fresh_root()));
 }
 
 Task<void> failed_writes_body(Session* a, Session* b, std::string root) {
@@ -375,7 +375,7 @@ TEST_P(ConformanceTest, FailedWritesFireNoWatches) {
   // (kBadVersion set and delete, kNotEmpty delete, kNodeExists creates) fire none of them.
   Session& a = open();
   Session& b = open();
-  run(a, failed_writes_body(&a, &b, backend().fresh_root()));
+  run(a, failed_writes_body(&a, &b, fresh_root()));
 }
 
 // Waits for the watch's node event, passing over session events; fails on anything else.
@@ -427,7 +427,7 @@ TEST_P(ConformanceTest, ChangesMadeDuringADisconnectFireTheWatchesAfterTheReconn
   // back (same session) each watch fires its node event.
   Session& a = open();
   Session& b = open();
-  run(a, change_while_disconnected_body(&a, &b, backend().fresh_root()));
+  run(a, change_while_disconnected_body(&a, &b, fresh_root()));
 }
 
 Task<void> event_zxid_body(Session* a, Session* b, std::string root) {
@@ -457,7 +457,7 @@ TEST_P(ConformanceTest, AWatchEventNamesTheTransactionThatFiredIt) {
   }
   Session& a = open();
   Session& b = open();
-  run(a, event_zxid_body(&a, &b, backend().fresh_root()));
+  run(a, event_zxid_body(&a, &b, fresh_root()));
 }
 
 }  // namespace
