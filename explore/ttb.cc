@@ -31,16 +31,17 @@ struct Trial {
   uint64_t sim_events = 0;
 };
 
-// Random or PCT over `lockstep check`'s scenarios: seeds base, base+1, ...
-Trial sample_trial(const recipes::RecipeInfo& recipe, const properties::Claims& claims, bool pct,
-                   uint64_t base, uint64_t budget) {
-  const properties::GenerateOptions go = properties::generate_options(recipe, claims, {});
+// Random or PCT: run i explores make_scope(i) with seed base + i, until the variant's
+// must-violate property is violated or `budget` runs.
+template <class MakeScope>
+Trial sample_trial(const properties::Claims& claims, bool pct, uint64_t base, uint64_t budget,
+                   MakeScope&& make_scope_for) {
   Trial t;
   // lockstep-allow: wall time for the report only
   const auto t0 = std::chrono::steady_clock::now();
   uint32_t steps = 200;  // PCT's k: the previous run's scheduling steps
   for (uint64_t i = 0; i < budget; ++i) {
-    Scope scope{&recipe, claims, properties::generate_scenario(base + i, go)};
+    const Scope scope = make_scope_for(i);
     ScopeProgram program(scope);
     std::unique_ptr<sim::Strategy> strategy;
     if (pct) {
@@ -85,13 +86,15 @@ Scope variant_scope(const recipes::RecipeInfo& recipe, const properties::Claims&
   return make_scope(recipe, clients, 2, faults);
 }
 
+// The fault start offsets (ms) a variant's scope is tried with: 0..9 when it has focus faults.
+uint32_t offset_count(const properties::Claims& claims) { return claims.focus.empty() ? 1 : 10; }
+
 // Exhaustive search with iterative preemption bounding; a variant with focus faults is
 // explored with them at each of kOffsets start offsets (0..9 ms) per bound, since the fault's
 // moment is part of the scope, not of the schedule.
 Trial exhaustive_trial(const recipes::RecipeInfo& recipe, const properties::Claims& claims,
                        uint32_t bound, uint64_t budget) {
-  constexpr uint32_t kOffsets = 10;
-  const uint32_t offsets = claims.focus.empty() ? 1 : kOffsets;
+  const uint32_t offsets = offset_count(claims);
   Trial t;
   uint64_t runs = 0;
   // lockstep-allow: wall time for the report only
@@ -184,10 +187,15 @@ int ttb_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return 2;
   }
   out << "time to first violation: median runs / wall ms over " << *trials
-      << " trial(s) (trials that found it), budget " << *budget << " runs per trial\n";
+      << " trial(s) (trials that found it), budget " << *budget << " runs per trial\n"
+      << "check: lockstep check's generated scenarios (one per run); scope: the variant's\n"
+      << "small fixed scope, focus faults at 0..9 ms; exhaustive: preemption bound " << *bound
+      << ", one trial;\nshortest: decisions / simulator events of the smallest "
+         "counterexample any strategy found\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%-30s %-17s %-24s %-24s %-22s %s\n", "variant", "property",
-                "random", "pct-d3", "exhaustive (bound)", "shortest: decisions/events");
+  std::snprintf(line, sizeof line, "%-29s %-16s %-21s %-21s %-21s %-21s %-21s %s\n", "variant",
+                "property", "check: random", "check: pct-d3", "scope: random", "scope: pct-d3",
+                "scope: exhaustive", "shortest");
   out << line;
   bool all_found = true;
   for (const recipes::RecipeInfo& recipe : recipes::registry()) {
@@ -195,12 +203,25 @@ int ttb_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (!properties::claims_for(recipe).must_violate) continue;
     if (!only.empty() && recipe.name != only) continue;
     const properties::Claims claims = properties::claims_for(recipe);
+    const properties::GenerateOptions go = properties::generate_options(recipe, claims, {});
+    auto generated = [&](uint64_t base) {
+      return [&, base](uint64_t i) {
+        return Scope{&recipe, claims, properties::generate_scenario(base + i, go)};
+      };
+    };
+    auto fixed = [&](uint64_t i) {
+      return variant_scope(recipe, claims, static_cast<uint32_t>(i % offset_count(claims)));
+    };
     std::vector<Trial> random;
     std::vector<Trial> pct;
+    std::vector<Trial> scope_random;
+    std::vector<Trial> scope_pct;
     for (uint64_t t = 0; t < *trials; ++t) {
       const uint64_t base = 1 + t * 1000003;
-      random.push_back(sample_trial(recipe, claims, false, base, *budget));
-      pct.push_back(sample_trial(recipe, claims, true, base, *budget));
+      random.push_back(sample_trial(claims, false, base, *budget, generated(base)));
+      pct.push_back(sample_trial(claims, true, base, *budget, generated(base)));
+      scope_random.push_back(sample_trial(claims, false, base, *budget, fixed));
+      scope_pct.push_back(sample_trial(claims, true, base, *budget, fixed));
     }
     const std::vector<Trial> exhaustive = {
         exhaustive_trial(recipe, claims, static_cast<uint32_t>(*bound), *budget)};
@@ -208,14 +229,18 @@ int ttb_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     uint64_t events = 0;
     smallest(random, &decisions, &events);
     smallest(pct, &decisions, &events);
+    smallest(scope_random, &decisions, &events);
+    smallest(scope_pct, &decisions, &events);
     smallest(exhaustive, &decisions, &events);
     const bool found = decisions != 0;
     all_found = all_found && found;
     const std::string size =
         found ? std::to_string(decisions) + " / " + std::to_string(events) : "not found";
-    std::snprintf(line, sizeof line, "%-30s %-17s %-24s %-24s %-22s %s\n", recipe.name.c_str(),
+    std::snprintf(line, sizeof line, "%-29s %-16s %-21s %-21s %-21s %-21s %-21s %s\n",
+                  recipe.name.c_str(),
                   claims.must_violate ? properties::to_string(*claims.must_violate) : "?",
-                  cell(random).c_str(), cell(pct).c_str(), cell(exhaustive).c_str(), size.c_str());
+                  cell(random).c_str(), cell(pct).c_str(), cell(scope_random).c_str(),
+                  cell(scope_pct).c_str(), cell(exhaustive).c_str(), size.c_str());
     out << line;
     out.flush();
   }
