@@ -23,6 +23,15 @@ int32_t read_be32(const std::string& s, size_t at) {
   return static_cast<int32_t>(v);
 }
 
+// The path a request frame carries first after its header (create, delete, set_data, ...):
+// frame = length, xid, type, then a string (length, bytes). "" when the frame is too short.
+std::string path_of(const std::string& frame, size_t total) {
+  if (total < 16) return "";
+  const int32_t len = read_be32(frame, 12);
+  if (len < 0 || 16 + static_cast<size_t>(len) > total) return "";
+  return frame.substr(16, static_cast<size_t>(len));
+}
+
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 void set_nodelay(int fd) {
@@ -76,6 +85,7 @@ struct Proxy::Impl {
   bool blackhole = false;
   bool drop_armed = false;
   std::set<int32_t> drop_types;
+  std::string drop_path;
   int dropped = 0;
   int open = 0;
   std::chrono::steady_clock::time_point last_request;
@@ -125,7 +135,8 @@ struct Proxy::Impl {
         const int32_t xid = read_be32(in, 4);
         const int32_t type = read_be32(in, 8);
         std::lock_guard<std::mutex> lock(mu);
-        if (drop_armed && drop_types.count(type) != 0) {
+        if (drop_armed && drop_types.count(type) != 0 &&
+            (drop_path.empty() || path_of(in, total).find(drop_path) != std::string::npos)) {
           drop_armed = false;
           c.has_drop = true;
           c.drop_xid = xid;
@@ -293,9 +304,10 @@ void Proxy::set_blackhole(bool on) {
   impl_->request([this, on] { impl_->blackhole = on; });
 }
 
-void Proxy::drop_reply_to(std::set<int32_t> types) {
-  impl_->request([this, &types] {
+void Proxy::drop_reply_to(std::set<int32_t> types, std::string path_contains) {
+  impl_->request([this, &types, &path_contains] {
     impl_->drop_types = std::move(types);
+    impl_->drop_path = std::move(path_contains);
     impl_->drop_armed = true;
   });
 }

@@ -51,8 +51,10 @@ class Proxy {
   // Closes every open connection now.
   void cut();
   void set_blackhole(bool on);
-  // Arms a one-shot reply drop for the next request whose op type is in `types`.
-  void drop_reply_to(std::set<int32_t> types);
+  // Arms a one-shot reply drop for the next request whose op type is in `types` and, when
+  // `path_contains` is not empty, whose path contains it (create, delete and set_data carry
+  // their path first).
+  void drop_reply_to(std::set<int32_t> types, std::string path_contains = "");
   // How many replies have been dropped so far.
   int replies_dropped() const;
   // Connections currently open (pairs client <-> server).
