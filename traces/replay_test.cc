@@ -234,6 +234,17 @@ TEST(Show, TextTimeline) {
   EXPECT_NE(r.out.find('!'), std::string::npos);
 }
 
+// A run where every property held renders without violation marks, and replays exactly.
+TEST(Show, PassingTraceHasNoViolationMarks) {
+  const Trace t = first_trace("fair-mutex");
+  ASSERT_EQ(t.violation(), nullptr) << verdict_summary(t);
+  const std::string text = render_text(build_timeline(t));
+  EXPECT_EQ(text.find("\n>> "), std::string::npos);
+  EXPECT_NE(text.find("verdict: every property held"), std::string::npos) << text.substr(0, 400);
+  EXPECT_NE(render_html(build_timeline(t)).find("\"violated\":false"), std::string::npos);
+  EXPECT_FALSE(replay_trace(t, *recipes::find_recipe("fair-mutex")).divergence.has_value());
+}
+
 // `show --context N` keeps the proving rows and their neighbours and elides the rest.
 TEST(Show, ContextKeepsOnlyRowsNearTheViolation) {
   TempDir dir;
