@@ -48,6 +48,12 @@ std::string rc_check(const std::string& id, int count, Testable&& testable) {
   if (result.template is<rc::detail::SuccessResult>()) return {};
   std::ostringstream out;
   rc::detail::printResultMessage(result, out);
+  // The seed is fixed by the test's name, so re-running the test replays the same search.
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  out << "\nreproduce: ./properties_test --gtest_filter='" << t->test_suite_name() << "."
+      << t->name() << "'";
+  const char* env = std::getenv("LOCKSTEP_SEEDS");
+  if (env != nullptr) out << " with LOCKSTEP_SEEDS=" << env;
   return out.str();
 }
 
