@@ -103,6 +103,20 @@ TEST(Exhaustive, FindsTheViolatingLeafAtItsLevel) {
   EXPECT_TRUE(r.stopped_at_first);
 }
 
+// A depth bound lets only the first choice points branch: with depth 1 only next-event/3 does,
+// giving the zero schedule and its two alternatives.
+TEST(Exhaustive, DepthBoundLimitsWhereSchedulesBranch) {
+  TreeProgram p;
+  ExhaustiveOptions o;
+  o.preemption_bound = 3;
+  o.depth_bound = 1;
+  EXPECT_EQ(explore_exhaustive(p, o).schedules, 3u);
+  TreeProgram q;
+  o.depth_bound = UINT32_MAX;
+  o.kinds = {ChoiceKind::kLatency};  // only latency/2 branches
+  EXPECT_EQ(explore_exhaustive(q, o).schedules, 2u);
+}
+
 // Choice points with huge n (the child-order salt) branch on a few spread answers only.
 TEST(Exhaustive, AlternativesAreCappedAndSpread) {
   EXPECT_EQ(alternatives(4, 3), (std::vector<uint32_t>{1, 2, 3}));
@@ -189,6 +203,20 @@ TEST(Exhaustive, FairMutexHasNoViolationInASmallScope) {
   r = explore_exhaustive(program, o);
   EXPECT_FALSE(r.shortest.has_value()) << r.shortest->verdict.message;
   EXPECT_TRUE(r.complete);
+  EXPECT_GT(r.pruned, 0u);
+}
+
+// The recipe-level state-hash reduction prunes branch points and still finds sort-by-name's
+// one-preemption counterexample.
+TEST(Exhaustive, StateHashReductionStillFindsSortByName) {
+  const Scope scope = make_scope(recipe("broken/sort-by-name"), 2, 1, {}, 1);
+  ScopeProgram program(scope);
+  ExhaustiveOptions o;
+  o.preemption_bound = 2;
+  o.reduction = Reduction::kStateHash;
+  const SearchResult r = explore_exhaustive(program, o);
+  ASSERT_TRUE(r.shortest.has_value());
+  EXPECT_EQ(r.shortest->schedule.size(), 1u);
   EXPECT_GT(r.pruned, 0u);
 }
 
