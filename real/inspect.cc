@@ -1,35 +1,15 @@
 #include "real/inspect.h"
 
-#include <zookeeper/zookeeper.h>
-
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 
+#include "real/c_client.h"
+
 namespace lockstep::real {
 
-namespace {
-
-zk::Stat stat_of(const struct Stat& s) {
-  zk::Stat out;
-  out.czxid = zk::Zxid{s.czxid};
-  out.mzxid = zk::Zxid{s.mzxid};
-  out.pzxid = zk::Zxid{s.pzxid};
-  out.ctime_ms = s.ctime;
-  out.mtime_ms = s.mtime;
-  out.version = s.version;
-  out.cversion = s.cversion;
-  out.aversion = s.aversion;
-  out.ephemeral_owner = zk::SessionId{static_cast<uint64_t>(s.ephemeralOwner)};
-  out.data_length = s.dataLength;
-  out.num_children = s.numChildren;
-  return out;
-}
-
-void quiet(const char*) {}
-
-}  // namespace
+namespace {}  // namespace
 
 struct TreeInspector::Impl {
   zhandle_t* zh = nullptr;
@@ -47,7 +27,8 @@ struct TreeInspector::Impl {
 };
 
 TreeInspector::TreeInspector(const std::string& hosts, int connect_timeout_ms) : impl_(new Impl) {
-  impl_->zh = zookeeper_init2(hosts.c_str(), &Impl::watcher, 10000, nullptr, impl_, 0, &quiet);
+  impl_->zh = zookeeper_init2(hosts.c_str(), &Impl::watcher, 10000, nullptr, impl_, 0,
+                              &detail::drop_c_log_line);
   if (impl_->zh == nullptr) return;
   std::unique_lock<std::mutex> lock(impl_->mu);
   impl_->cv.wait_for(lock, std::chrono::milliseconds(connect_timeout_ms),
@@ -103,7 +84,7 @@ bool TreeInspector::walk(const std::string& dir,
     const int rc = zoo_get_children2(impl_->zh, path.c_str(), 0, &kids, &st);
     if (rc == ZNONODE) continue;
     if (rc != ZOK) return false;
-    fn(path, stat_of(st));
+    fn(path, detail::stat_from_c(st));
     std::vector<std::string> names;
     for (int32_t i = 0; i < kids.count; ++i) names.emplace_back(kids.data[i]);
     deallocate_String_vector(&kids);

@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zookeeper/zookeeper.h>
 
 #include <algorithm>
 #include <cctype>
@@ -24,6 +23,8 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+
+#include "real/c_client.h"
 
 namespace lockstep::real {
 
@@ -95,8 +96,6 @@ std::string mode_of(const std::string& srvr) {
   const auto end = srvr.find('\n', at);
   return srvr.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
 }
-
-void drop_log_line(const char*) {}
 
 // Removes the directories of clusters whose test process died without running its
 // destructors (SIGKILL, abort): their servers died with them (PR_SET_PDEATHSIG), their
@@ -485,7 +484,7 @@ int take_over_and_close(const Cluster& cluster, const std::string& hosts, const 
   for (int attempt = 1; attempt <= max_tries; ++attempt) {
     JoinWatch w;
     zhandle_t* zh =
-        zookeeper_init2(hosts.c_str(), &join_watcher, 10000, &cid, &w, 0, &drop_log_line);
+        zookeeper_init2(hosts.c_str(), &join_watcher, 10000, &cid, &w, 0, &detail::drop_c_log_line);
     if (zh == nullptr) return 0;
     bool already_gone = false;
     {

@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <zookeeper/zookeeper.h>
 
 #include <cassert>
 #include <cstdio>
@@ -10,6 +9,8 @@
 #include <map>
 #include <mutex>
 #include <utility>
+
+#include "real/c_client.h"
 
 namespace lockstep::real {
 
@@ -45,22 +46,6 @@ zk::Error error_from_c(int rc) {
 
 namespace {
 
-zk::Stat stat_from_c(const struct Stat& s) {
-  zk::Stat out;
-  out.czxid = zk::Zxid{s.czxid};
-  out.mzxid = zk::Zxid{s.mzxid};
-  out.pzxid = zk::Zxid{s.pzxid};
-  out.ctime_ms = s.ctime;
-  out.mtime_ms = s.mtime;
-  out.version = s.version;
-  out.cversion = s.cversion;
-  out.aversion = s.aversion;
-  out.ephemeral_owner = zk::SessionId{static_cast<uint64_t>(s.ephemeralOwner)};
-  out.data_length = s.dataLength;
-  out.num_children = s.numChildren;
-  return out;
-}
-
 zk::SessionState state_from_c(int state) {
   if (state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) {
     return zk::SessionState::kConnected;
@@ -87,11 +72,28 @@ bool is_final(zk::SessionState s) {
 }
 
 void log_line(const char* message) { std::fprintf(stderr, "zk-c: %s\n", message); }
-void drop_line(const char*) {}
 
 }  // namespace
 
 namespace detail {
+
+zk::Stat stat_from_c(const struct Stat& s) {
+  zk::Stat out;
+  out.czxid = zk::Zxid{s.czxid};
+  out.mzxid = zk::Zxid{s.mzxid};
+  out.pzxid = zk::Zxid{s.pzxid};
+  out.ctime_ms = s.ctime;
+  out.mtime_ms = s.mtime;
+  out.version = s.version;
+  out.cversion = s.cversion;
+  out.aversion = s.aversion;
+  out.ephemeral_owner = zk::SessionId{static_cast<uint64_t>(s.ephemeralOwner)};
+  out.data_length = s.dataLength;
+  out.num_children = s.numChildren;
+  return out;
+}
+
+void drop_c_log_line(const char*) {}
 
 // The state of one C client handle. The C client's threads reach it through the handle's
 // context pointer and the per-request data pointers; they only read the loop pointer and post
@@ -218,7 +220,7 @@ void on_create(int rc, const char* value, const struct Stat* stat, const void* d
   r.error = error_from_c(rc);
   if (rc == ZOK) {
     r.value.path = value != nullptr ? value : "";
-    if (stat != nullptr) r.value.stat = stat_from_c(*stat);
+    if (stat != nullptr) r.value.stat = detail::stat_from_c(*stat);
   }
   finish(data, rc, std::move(r));
 }
@@ -232,7 +234,7 @@ void on_string(int rc, const char*, const void* data) {
 void on_stat(int rc, const struct Stat* stat, const void* data) {
   zk::Result<zk::Stat> r;
   r.error = error_from_c(rc);
-  if (rc == ZOK && stat != nullptr) r.value = stat_from_c(*stat);
+  if (rc == ZOK && stat != nullptr) r.value = detail::stat_from_c(*stat);
   finish(data, rc, std::move(r));
 }
 
@@ -241,7 +243,7 @@ void on_data(int rc, const char* value, int len, const struct Stat* stat, const 
   r.error = error_from_c(rc);
   if (rc == ZOK) {
     if (value != nullptr && len > 0) r.value.data.assign(value, static_cast<size_t>(len));
-    if (stat != nullptr) r.value.stat = stat_from_c(*stat);
+    if (stat != nullptr) r.value.stat = detail::stat_from_c(*stat);
   }
   finish(data, rc, std::move(r));
 }
@@ -255,7 +257,7 @@ void on_children(int rc, const struct String_vector* names, const struct Stat* s
       r.value.names.reserve(static_cast<size_t>(names->count));
       for (int32_t i = 0; i < names->count; ++i) r.value.names.emplace_back(names->data[i]);
     }
-    if (stat != nullptr) r.value.stat = stat_from_c(*stat);
+    if (stat != nullptr) r.value.stat = detail::stat_from_c(*stat);
   }
   finish(data, rc, std::move(r));
 }
@@ -330,9 +332,9 @@ void RealSession::open(std::optional<Credentials> resume) {
     std::memcpy(cid.passwd, resume->password.data(), sizeof cid.passwd);
     cid_ptr = &cid;
   }
-  zhandle_t* zh = zookeeper_init2(options_.hosts.c_str(), &global_watcher,
-                                  static_cast<int>(options_.session_timeout.ms()), cid_ptr,
-                                  core_.get(), 0, options_.log_client ? &log_line : &drop_line);
+  zhandle_t* zh = zookeeper_init2(
+      options_.hosts.c_str(), &global_watcher, static_cast<int>(options_.session_timeout.ms()),
+      cid_ptr, core_.get(), 0, options_.log_client ? &log_line : &detail::drop_c_log_line);
   core_->zh = zh;
   if (zh == nullptr) {
     // Bad host string or out of resources: the handle is dead from the start.
