@@ -1,6 +1,5 @@
 #include "explore/explore.h"
 
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <ostream>
@@ -9,6 +8,7 @@
 
 #include "explore/flags.h"
 #include "explore/search.h"
+#include "explore/wall_clock.h"
 #include "properties/checkers.h"
 #include "recipes/registry.h"
 #ifdef LOCKSTEP_HAVE_TRACES
@@ -259,14 +259,11 @@ int explore_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   out.flush();
 
   ScopeProgram program(scope);
-  // lockstep-allow: wall time for the report only
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch watch;  // for the report only
   SearchResult res = r.strategy == "exhaustive" ? explore_exhaustive(program, r.exhaustive)
                      : r.strategy == "pct"      ? explore_pct(program, r.sample)
                                                 : explore_random(program, r.sample);
-  // lockstep-allow: wall time for the report only
-  const auto t1 = std::chrono::steady_clock::now();
-  const double elapsed_s = std::chrono::duration<double>(t1 - t0).count();
+  const double elapsed_s = watch.elapsed_ms() / 1000.0;
   print_result(scope, r, res, elapsed_s, out);
 
   if (!res.shortest) {

@@ -1,7 +1,6 @@
 #include "explore/ttb.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <limits>
 #include <ostream>
@@ -10,6 +9,7 @@
 
 #include "explore/flags.h"
 #include "explore/search.h"
+#include "explore/wall_clock.h"
 #include "properties/claims.h"
 #include "recipes/registry.h"
 
@@ -17,12 +17,6 @@ namespace lockstep::explore {
 namespace {
 
 constexpr double kNotFound = std::numeric_limits<double>::infinity();
-
-double wall_ms_since(std::chrono::steady_clock::time_point t0) {
-  // lockstep-allow: wall time for the report only
-  const auto t1 = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::milli>(t1 - t0).count();
-}
 
 struct Trial {
   double runs = kNotFound;
@@ -37,8 +31,7 @@ template <class MakeScope>
 Trial sample_trial(const properties::Claims& claims, bool pct, uint64_t base, uint64_t budget,
                    MakeScope&& make_scope_for) {
   Trial t;
-  // lockstep-allow: wall time for the report only
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch watch;
   uint32_t steps = 200;  // PCT's k: the previous run's scheduling steps
   for (uint64_t i = 0; i < budget; ++i) {
     const Scope scope = make_scope_for(i);
@@ -58,7 +51,7 @@ Trial sample_trial(const properties::Claims& claims, bool pct, uint64_t base, ui
     for (const sim::Decision& d : r.decisions) steps += d.kind == sim::ChoiceKind::kNextEvent;
     if (counted_violation(r, claims.must_violate) != nullptr) {
       t.runs = static_cast<double>(i + 1);
-      t.wall_ms = wall_ms_since(t0);
+      t.wall_ms = watch.elapsed_ms();
       t.decisions = r.decisions.size();
       t.sim_events = r.sim_events;
       return t;
@@ -97,8 +90,7 @@ Trial exhaustive_trial(const recipes::RecipeInfo& recipe, const properties::Clai
   const uint32_t offsets = offset_count(claims);
   Trial t;
   uint64_t runs = 0;
-  // lockstep-allow: wall time for the report only
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch watch;
   for (uint32_t b = 0; b <= bound && runs < budget; ++b) {
     for (uint32_t off = 0; off < offsets && runs < budget; ++off) {
       const Scope scope = variant_scope(recipe, claims, off);
@@ -111,7 +103,7 @@ Trial exhaustive_trial(const recipes::RecipeInfo& recipe, const properties::Clai
       const SearchResult res = explore_exhaustive(program, o);
       if (res.shortest) {
         t.runs = static_cast<double>(runs + res.first_violation_at);
-        t.wall_ms = wall_ms_since(t0);
+        t.wall_ms = watch.elapsed_ms();
         t.decisions = res.shortest->decisions.size();
         t.sim_events = res.shortest->sim_events;
         return t;
