@@ -103,9 +103,11 @@ void print_failures(const std::vector<RecipeResult>& results, const CheckOptions
       if (!p.seed) continue;
       const bool expected_hit = r.expected == recipes::Expected::kBroken &&
                                 (!r.must_violate || *r.must_violate == static_cast<Property>(i));
-      out << (expected_hit ? "caught   " : "VIOLATED ") << r.recipe << " "
-          << to_string(static_cast<Property>(i)) << " at seed " << *p.seed << ": "
-          << first_line(p.message) << "\n  reproduce: " << repro(r.recipe, *p.seed) << "\n";
+      out << (expected_hit                               ? "caught   "
+              : r.expected == recipes::Expected::kBroken ? "also     "
+                                                         : "VIOLATED ")
+          << r.recipe << " " << to_string(static_cast<Property>(i)) << " at seed " << *p.seed
+          << ": " << first_line(p.message) << "\n  reproduce: " << repro(r.recipe, *p.seed) << "\n";
     }
     if (r.expected == recipes::Expected::kBroken && !r.as_expected()) {
       out << "NOT CAUGHT " << r.recipe << ": "
