@@ -43,19 +43,19 @@ uint32_t ClientImpl::server() const {
 void ClientImpl::schedule(std::coroutine_handle<> h) {
   if (crashed_) return;
   ++queued_resumes_;
-  w_.push(Event{now(), 0, EventTag::kResume, index_, 0, 0, h.address()});
+  w_.push(Event{now(), 0, EventTag::kResume, index_, reinterpret_cast<uintptr_t>(h.address()), 0});
 }
 
 zk::TimerId ClientImpl::start_timer(Time at, zk::TimerCallback* cb) {
   const zk::TimerId id = ++next_timer_;
   timers_.emplace(id, cb);
-  w_.push(Event{at, 0, EventTag::kTimer, index_, id, 0, nullptr});
+  w_.push(Event{at, 0, EventTag::kTimer, index_, id, 0});
   return id;
 }
 
 void ClientImpl::arm(ClientTimer t, Time at) {
   const uint64_t token = ++tokens_[static_cast<size_t>(t)];
-  w_.push(Event{at, 0, EventTag::kClientTimer, index_, static_cast<uint64_t>(t), token, nullptr});
+  w_.push(Event{at, 0, EventTag::kClientTimer, index_, static_cast<uint64_t>(t), token});
 }
 
 bool ClientImpl::live(const Event& e) const {
@@ -68,7 +68,7 @@ void ClientImpl::run(const Event& e) {
   switch (e.type) {
     case EventTag::kResume:
       --queued_resumes_;
-      std::coroutine_handle<>::from_address(e.p).resume();
+      std::coroutine_handle<>::from_address(reinterpret_cast<void*>(e.a)).resume();
       return;
     case EventTag::kTimer: {
       auto it = timers_.find(e.a);

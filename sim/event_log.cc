@@ -22,7 +22,7 @@ uint64_t mix_bytes(uint64_t h, std::string_view s) {
     h = mix64(h, w);
   }
   uint64_t tail = 0;
-  std::memcpy(&tail, s.data() + i, s.size() - i);  // little-endian hosts only hash the same
+  if (i < s.size()) std::memcpy(&tail, s.data() + i, s.size() - i);  // little-endian layout
   return mix64(h, tail ^ (static_cast<uint64_t>(s.size()) << 56));
 }
 
@@ -37,6 +37,16 @@ void EventLog::mix(Time at, uint32_t client, std::string_view kind, uint64_t a, 
   h = mix64(h, b);
   hash_ = mix_bytes(h, s);
   ++count_;
+}
+
+void EventLog::add_decision(Time at, uint64_t packed, const char* kind_name, uint32_t chosen,
+                            uint32_t n) {
+  hash_ = mix64(mix64(hash_, static_cast<uint64_t>(at.us)), packed);
+  ++count_;
+  if (record_) {
+    push(at, 0, "choose",
+         std::string(kind_name) + " " + std::to_string(chosen) + "/" + std::to_string(n));
+  }
 }
 
 void EventLog::push(Time at, uint32_t client, std::string_view kind, std::string text) {

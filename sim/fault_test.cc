@@ -32,6 +32,14 @@ Fault fault(FaultKind kind, Time at, uint32_t client, Duration duration = {}) {
   return f;
 }
 
+// A new client holding ephemeral node `path`.
+Client& ephemeral_holder(World& w, const char* path) {
+  Client& c = w.add_client();
+  auto r = await_result(w, c, c.create(path, "", CreateMode::kEphemeral));
+  EXPECT_TRUE(r && r->ok()) << path;
+  return c;
+}
+
 // Steps until `pred` holds or `limit` of virtual time passed; returns pred().
 template <class Pred>
 bool run_until(World& w, Pred pred, Duration limit = zk::seconds(30)) {
@@ -198,8 +206,7 @@ TEST(FaultTest, PartitionPastReadTimeoutReconnectsSameSession) {
 // (and its ephemerals) until the timeout runs out.
 TEST(FaultTest, AbandonedSessionOutlivesTheClientsView) {
   World w(quiet());
-  Client& a = w.add_client();
-  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  Client& a = ephemeral_holder(w, "/e");
   const zk::SessionId id = a.id();
   w.inject(fault(FaultKind::kAbandonSession, w.now(), 1));
   w.run_for(zk::milliseconds(1));
@@ -240,8 +247,7 @@ TEST(FaultTest, LocalSessionExpiryOption) {
 // still believes it is connected; on resume it learns kExpired.
 TEST(FaultTest, PauseLongerThanTimeout) {
   World w(quiet());
-  Client& a = w.add_client();
-  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  Client& a = ephemeral_holder(w, "/e");
   const zk::SessionId id = a.id();
   w.inject(fault(FaultKind::kPause, w.now(), 1, zk::seconds(3)));
   w.run_for(zk::seconds(2));
@@ -390,8 +396,7 @@ TEST(FaultTest, ForeignChild) {
 // expires the session, between (timeout - ping interval) and (timeout + one tick) later.
 TEST(FaultTest, CrashedClientsEphemeralDisappearsAfterTimeout) {
   World w(quiet());
-  Client& a = w.add_client();
-  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  Client& a = ephemeral_holder(w, "/e");
   const Time t0 = w.now();
   w.inject(fault(FaultKind::kCrash, t0, 1));
   w.run_until(t0 + zk::milliseconds(600));
@@ -405,8 +410,7 @@ TEST(FaultTest, CrashedClientsEphemeralDisappearsAfterTimeout) {
 // kInvalidState.
 TEST(FaultTest, CloseSession) {
   World w(quiet());
-  Client& a = w.add_client();
-  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  Client& a = ephemeral_holder(w, "/e");
   const zk::SessionId id = a.id();
   w.inject(fault(FaultKind::kCloseSession, w.now(), 1));
   w.run_for(zk::milliseconds(5));
@@ -419,8 +423,7 @@ TEST(FaultTest, CloseSession) {
 // kExpireSession: the server expires the session now; the client learns on its next contact.
 TEST(FaultTest, InjectedExpiry) {
   World w(quiet());
-  Client& a = w.add_client();
-  ASSERT_TRUE(await_result(w, a, a.create("/e", "", CreateMode::kEphemeral))->ok());
+  Client& a = ephemeral_holder(w, "/e");
   w.inject(fault(FaultKind::kExpireSession, w.now(), 1));
   w.run_for(zk::microseconds(1));
   EXPECT_FALSE(w.node("/e").has_value());

@@ -39,7 +39,7 @@ void World::Impl::inject(Fault f) {
   assert(f.at >= now());
   faults_.push_back(std::move(f));
   const Fault& g = faults_.back();
-  push(Event{g.at, 0, EventTag::kFault, 0, faults_.size() - 1, 0, nullptr});
+  push(Event{g.at, 0, EventTag::kFault, 0, faults_.size() - 1, 0});
 }
 
 void World::Impl::start_fault(size_t index) {
@@ -75,7 +75,7 @@ void World::Impl::start_fault(size_t index) {
   }
   const bool timed = f.kind == FaultKind::kPause || f.kind == FaultKind::kPartition ||
                      f.kind == FaultKind::kServerRestart;
-  if (timed) push(Event{now() + f.duration, 0, EventTag::kFaultEnd, 0, index, 0, nullptr});
+  if (timed) push(Event{now() + f.duration, 0, EventTag::kFaultEnd, 0, index, 0});
 }
 
 void World::Impl::end_fault(size_t index) {

@@ -71,8 +71,7 @@ Connection& World::Impl::open_connection(uint32_t client_index, uint32_t server_
 }
 
 void World::Impl::push_delivery(Connection& c, bool up, Time at, uint64_t seq) {
-  push(Event{at, 0, up ? EventTag::kToServer : EventTag::kToClient, up ? 0 : c.client, c.id, seq,
-             nullptr});
+  push(Event{at, 0, up ? EventTag::kToServer : EventTag::kToClient, up ? 0 : c.client, c.id, seq});
 }
 
 void World::Impl::send_up(Connection& c, UpMsg m) {

@@ -40,9 +40,9 @@ uint32_t Scheduler::choose(ChoiceKind kind, uint32_t n) {
   const uint32_t chosen = strategy_->choose(kind, n);
   assert(chosen < n);
   decisions_.push_back(Decision{kind, n, chosen});
-  log_->add_compact(now_, 0, "choose", static_cast<uint64_t>(kind) << 32 | n, chosen, {}, [&] {
-    return std::string(to_string(kind)) + " " + std::to_string(chosen) + "/" + std::to_string(n);
-  });
+  const uint64_t packed =
+      (static_cast<uint64_t>(kind) << 56) ^ (static_cast<uint64_t>(n) << 24) ^ chosen;
+  log_->add_decision(now_, packed, to_string(kind), chosen, n);
   return chosen;
 }
 

@@ -20,7 +20,7 @@
 namespace lockstep::sim {
 
 enum class EventTag : uint8_t {
-  kResume,       // client: resume the coroutine at address p
+  kResume,       // client: resume the coroutine at address a
   kTimer,        // client: fire executor timer a
   kToServer,     // servers: deliver connection a's requests up to message seq b
   kToClient,     // client: deliver connection a's replies up to message seq b
@@ -38,8 +38,7 @@ struct Event {
   uint32_t client = 0;  // the client process that runs it; 0 = servers / world
   uint64_t a = 0;
   uint64_t b = 0;
-  void* p = nullptr;
-};
+};  // 40 bytes: the heap moves these around
 
 enum class Disposition : uint8_t { kRun, kDrop, kDefer };
 

@@ -222,8 +222,7 @@ void World::Impl::schedule_follower_applies(zk::Zxid zxid) {
     Duration d = latency(0);
     if (now() < f.lag_until) d = d + f.lag;
     f.apply_last = std::max(now() + d, f.apply_last);
-    push(Event{f.apply_last, 0, EventTag::kApply, 0, f.id, static_cast<uint64_t>(zxid.value),
-               nullptr});
+    push(Event{f.apply_last, 0, EventTag::kApply, 0, f.id, static_cast<uint64_t>(zxid.value)});
   }
 }
 
@@ -378,7 +377,7 @@ void World::Impl::arm_expiry(SessionRec& s, Time last_heard) {
   const int64_t tick = opt_.tick.us;
   const Time deadline = last_heard + s.timeout;
   const Time at{(deadline.us / tick + 1) * tick};
-  push(Event{at, 0, EventTag::kExpire, 0, s.id.value, s.token, nullptr});
+  push(Event{at, 0, EventTag::kExpire, 0, s.id.value, s.token});
 }
 
 void World::Impl::expire_event(const Event& e) {

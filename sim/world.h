@@ -97,6 +97,9 @@ class EventLog {
   // The simulator's hot path: hashes the compact fields (at, client, kind, a, b, s) and calls
   // text() for the line's details only when recording, so a run without text pays no
   // formatting. The hash does not depend on recording.
+  // A scheduler decision: hashed as one packed word, text only when recording.
+  void add_decision(Time at, uint64_t packed, const char* kind_name, uint32_t chosen, uint32_t n);
+
   template <class TextFn>
   void add_compact(Time at, uint32_t client, std::string_view kind, uint64_t a, uint64_t b,
                    std::string_view s, TextFn&& text) {
@@ -136,7 +139,8 @@ enum class FaultKind : uint8_t {
   kLaggingFollower,  // server `server` applies committed writes `extra` late, for `duration`.
   kServerRestart,    // server `server` goes down for `duration`, then restarts; its clients are
                      // disconnected; no session expires while it is down (timers restart).
-  kCancel,           // cancel the client's root task named `name` at its current await point.
+  kCancel,           // cancel the client's root task named `name` at its current await point
+                     // (only tasks started with Client::spawn are known by name).
   kForeignChild,     // an outside session creates persistent node `name` (a full path).
   kCrash,            // the client process dies for good: no more code, heartbeats or requests;
                      // the server expires its session after the timeout (S9).
@@ -179,7 +183,13 @@ struct ClientOptions {
   uint32_t server = 0;  // 0 = let the scheduler pick
 };
 
-// Watch-notification accounting for the herd effect, per delete transaction (a release).
+// Watch-notification accounting for the herd effect, per delete transaction (a release, or an
+// expiry/close that deleted ephemerals; `path` is then the first of them). `notifications`
+// counts notification messages delivered to clients (one per session and path, as the server
+// sends them). `requests_caused` is approximated at client level: after a client receives a
+// notification from this delete, every request it sends is charged to it until the client next
+// has nothing to do (no request outstanding and no coroutine ready to run), i.e. until it
+// parks on a watch, a sleep or a join.
 struct HerdRecord {
   zk::Zxid zxid;
   std::string path;              // the deleted node
