@@ -30,6 +30,8 @@ zk::Task<zk::Result<Held>> ExclusiveLock::attempt(zk::Time deadline) {
 
 zk::Task<zk::Status> ExclusiveLock::wait_for_delete(zk::Watch w, zk::Time deadline) {
   for (int i = 0; i < kMaxRetries; ++i) {
+    // A watch armed by a reply that arrived after the session died never hears of the death.
+    if (session_dead()) co_return zk::Status::failure(Error::kSessionExpired);
     zk::Result<zk::WatchEvent> ev = co_await w.wait(deadline);
     if (!ev.ok()) {
       if (ev.error == Error::kNothing) co_return zk::Status{};  // never armed: race again

@@ -124,6 +124,8 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
       }
     }
 
+    // A watch armed by a reply that arrived after the session died never hears of the death.
+    if (session_dead()) co_return fail<Held>(Error::kSessionExpired);
     zk::Result<zk::WatchEvent> ev = co_await watch.wait(deadline);
     if (!ev.ok()) {
       if (ev.error == Error::kNothing) continue;  // the watch was never armed: re-list

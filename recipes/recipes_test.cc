@@ -484,6 +484,29 @@ TEST(Expiry, WaiterFailsWithSessionExpired) {
   EXPECT_EQ(s.children().size(), 1u);
 }
 
+TEST(Close, WaiterWhoseSessionIsClosedFailsAtAnyMoment) {
+  // The waiter's session is closed at each moment of its create/list/watch (swept 0-3 ms),
+  // including while a watch-arming read is in flight (its reply may still arrive after the
+  // close): the acquire always ends with kSessionExpired instead of waiting forever.
+  for (const char* name : {"fair-mutex", "naive-mutex", "exclusive", "semaphore-gated"}) {
+    for (int us = 0; us <= 3000; us += 100) {
+      SCOPED_TRACE(std::string(name) + " +" + std::to_string(us) + "us");
+      Scenario s;
+      Party& a = s.join(name);
+      Party& b = s.join(name);
+      s.acquire(a);
+      s.run_for(kSettle);
+      s.acquire(b);
+      s.run_for(zk::microseconds(us));
+      s.inject(FaultKind::kCloseSession, 2);
+      s.run_for(kSettle);
+      ASSERT_TRUE(b.acquired.done);
+      EXPECT_EQ(b.acquired.error, Error::kSessionExpired);
+      EXPECT_EQ(s.children().size(), 1u);
+    }
+  }
+}
+
 TEST(Disconnect, HolderIsSuspendedThenHeldAgainAfterReconnect) {
   // S7: a connection loss makes the holder kSuspended (lost() completes); after the reconnect
   // within the session timeout its node is still there and it is kHeld again.
