@@ -22,6 +22,17 @@ using zk::Session;
 using zk::Task;
 using zk::Watch;
 
+// Waits for every watch in turn and checks that each fired `type` for `path`.
+Task<void> expect_all_fired(std::vector<Watch> watches, Session* on, EventType type,
+                            std::string path) {
+  for (const Watch& w : watches) {
+    auto ev = co_await wait_event(w, on);
+    CO_ASSERT_OK(ev);
+    EXPECT_EQ(ev.value.type, type);
+    EXPECT_EQ(ev.value.path, path);
+  }
+}
+
 Task<void> creation_watch_body(Session* a, Session* b, std::string root) {
   const std::string n = child_path(root, "n");
   Watch w;
@@ -165,13 +176,8 @@ Task<void> data_watch_body(Session* a, Session* b, std::string root) {
   EXPECT_TRUE(wd.armed());
   EXPECT_TRUE(we.armed());
   CO_ASSERT_OK(co_await b->set_data(n, "x"));
-  Watch* const changed[] = {&wd, &we};
-  for (Watch* w : changed) {
-    auto e = co_await wait_event(*w, a);
-    CO_ASSERT_OK(e);
-    EXPECT_EQ(e.value.type, EventType::kDataChanged);
-    EXPECT_EQ(e.value.path, n);
-  }
+  std::vector<Watch> changed = {wd, we};  // a named vector: GCC 12 coroutines mis-handle {...}
+  co_await expect_all_fired(changed, a, EventType::kDataChanged, n);
   EXPECT_EQ(co_await barrier(a, n), Error::kOk);
   EXPECT_FALSE(wc.fired()) << "set_data fired a child watch";
 
@@ -180,13 +186,8 @@ Task<void> data_watch_body(Session* a, Session* b, std::string root) {
   CO_ASSERT_OK(co_await a->get_data(n, &dd));
   CO_ASSERT_OK(co_await a->exists(n, &de));
   CO_ASSERT_OK(co_await b->remove(n));
-  Watch* const deleted[] = {&dd, &de, &wc};
-  for (Watch* w : deleted) {
-    auto e = co_await wait_event(*w, a);
-    CO_ASSERT_OK(e);
-    EXPECT_EQ(e.value.type, EventType::kDeleted);
-    EXPECT_EQ(e.value.path, n);
-  }
+  std::vector<Watch> deleted = {dd, de, wc};
+  co_await expect_all_fired(deleted, a, EventType::kDeleted, n);
 }
 
 TEST_P(ConformanceTest, DataWatchesFireDataChangedAndDeleted) {
@@ -289,13 +290,8 @@ Task<void> many_watches_body(Session* a, Session* b, std::string root) {
   CO_ASSERT_OK(set);
   EXPECT_EQ(set.value.version, 1);
   EXPECT_TRUE(other.fired()) << "b's own watch fires before its set's reply";
-  Watch* const all[] = {&d1, &d2, &e1, &other};
-  for (Watch* w : all) {
-    auto ev = co_await wait_event(*w, a);
-    CO_ASSERT_OK(ev);
-    EXPECT_EQ(ev.value.type, EventType::kDataChanged);
-    EXPECT_EQ(ev.value.path, n);
-  }
+  std::vector<Watch> all = {d1, d2, e1, other};
+  co_await expect_all_fired(all, a, EventType::kDataChanged, n);
 }
 
 TEST_P(ConformanceTest, EveryRegistrationOnANodeFiresEvenForTheSameData) {
