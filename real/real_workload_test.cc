@@ -36,15 +36,18 @@ namespace p = ::lockstep::properties;
 
 class RealEnvironment final : public p::Environment {
  public:
-  RealEnvironment(EventLoop& loop, Cluster& cluster, uint32_t clients, zk::Duration timeout)
+  // With `via_proxy`, client c reaches server 1 + (c-1) % size through its own Proxy (for the
+  // proxy's faults); without, every client is given every server and may fail over.
+  RealEnvironment(EventLoop& loop, Cluster& cluster, uint32_t clients, zk::Duration timeout,
+                  bool via_proxy)
       : inspector_(cluster.connect_string()) {
     for (uint32_t c = 1; c <= clients; ++c) {
       std::string error;
       const int server = 1 + static_cast<int>(c - 1) % cluster.size();
-      proxies_.push_back(Proxy::start(cluster.client_port(server), &error));
-      EXPECT_TRUE(proxies_.back()) << error;
+      proxies_.push_back(via_proxy ? Proxy::start(cluster.client_port(server), &error) : nullptr);
+      EXPECT_TRUE(!via_proxy || proxies_.back()) << error;
       SessionOptions o;
-      o.hosts = proxies_.back() ? proxies_.back()->address() : cluster.address(server);
+      o.hosts = proxies_.back() ? proxies_.back()->address() : cluster.connect_string();
       o.session_timeout = timeout;
       o.seed = c;
       sessions_.push_back(std::make_unique<RealSession>(loop, o));
@@ -68,7 +71,7 @@ class RealEnvironment final : public p::Environment {
   }
 
   RealSession& real(uint32_t client) { return *sessions_.at(client - 1); }
-  Proxy& proxy(uint32_t client) { return *proxies_.at(client - 1); }
+  Proxy& proxy(uint32_t client) { return *proxies_.at(client - 1); }  // REQUIRES: via_proxy
   TreeInspector& inspector() { return inspector_; }
   bool all_connected() const {
     for (const auto& s : sessions_) {
@@ -160,7 +163,7 @@ p::Scenario scenario_for(const recipes::RecipeInfo& recipe, const p::Claims& cla
 // Runs the workload of `s` for `recipe` on the real cluster with `faults`, then judges it with
 // the simulator's judge(). Herd-freedom is left out (no herd counters on a real server).
 RealOutcome run_on_real(Cluster& cluster, const recipes::RecipeInfo& recipe, p::Claims claims,
-                        p::Scenario s, std::vector<RealFault> faults) {
+                        p::Scenario s, std::vector<RealFault> faults, bool via_proxy = true) {
   RealOutcome out;
   claims.properties.erase(p::Property::kHerdFree);
   for (const RealFault& f : faults) {
@@ -173,7 +176,7 @@ RealOutcome run_on_real(Cluster& cluster, const recipes::RecipeInfo& recipe, p::
   for (const RealFault& f : faults) last_fault = std::max(last_fault, f.at);
 
   EventLoop loop;
-  RealEnvironment env(loop, cluster, s.workload.clients, s.session_timeout);
+  RealEnvironment env(loop, cluster, s.workload.clients, s.session_timeout, via_proxy);
   EXPECT_TRUE(loop.run_until([&] { return env.all_connected(); }, 20000));
   bool made = false;
   run_task(loop, env.session(1).context(), make_dirs(&env.session(1), s.workload.lock_path, &made));
@@ -280,6 +283,49 @@ TEST(RealWorkload, FairMutexSurvivesALostCreateReplyAndAnExpiry) {
                    0);
        }});
   RealOutcome o = run_on_real(*cluster, *recipe, claims, s, std::move(faults));
+  EXPECT_TRUE(o.run.finished);
+  EXPECT_FALSE(o.verdicts.empty());
+  EXPECT_EQ(failures(o), "");
+}
+
+// On a 3-server ensemble the fair mutex keeps its claims while the leader is killed and
+// restarted mid-run: every client (each given all three servers) is disconnected during the
+// re-election and reconnects with its session.
+TEST(RealWorkload, FairMutexSurvivesALeaderRestartOnAnEnsemble) {
+  ClusterOptions co;
+  co.servers = 3;
+  auto r = Cluster::start(co);
+  ASSERT_TRUE(r.cluster) << r.error;
+  ASSERT_TRUE(r.cluster->wait_for_leader(20000));
+  const recipes::RecipeInfo* recipe = recipes::find_recipe("fair-mutex");
+  ASSERT_NE(recipe, nullptr);
+  const p::Claims claims = p::claims_for(*recipe);
+  p::Scenario s = scenario_for(*recipe, claims, "/lockstep/fair-ensemble");
+  s.workload.rounds = 8;
+  s.session_timeout = zk::seconds(2);
+  s.servers = 3;
+  Cluster* cluster = r.cluster.get();
+  auto killed = std::make_shared<int>(0);
+  std::vector<RealFault> faults;
+  faults.push_back({zk::milliseconds(100), sim::FaultKind::kServerRestart, 1,
+                    [cluster, killed](RealEnvironment&) {
+                      *killed = cluster->leader();
+                      if (*killed != 0) cluster->kill(*killed);
+                    }});
+  faults.push_back({zk::milliseconds(900), sim::FaultKind::kServerRestart, 1,
+                    [cluster, killed](RealEnvironment&) {
+                      if (*killed == 0) return;
+                      EXPECT_EQ(cluster->restart(*killed), "");
+                    }});
+  RealOutcome o = run_on_real(*cluster, *recipe, claims, s, std::move(faults), false);
+  EXPECT_NE(*killed, 0) << "no leader to kill";
+  int disconnects = 0;
+  for (const p::Event& e : o.run.history.events()) {
+    if (e.op == p::Op::kSession && e.session_state == zk::SessionState::kConnecting) ++disconnects;
+  }
+  std::printf("[observe] leader restart during the workload: %d client disconnect(s)\n",
+              disconnects);
+  EXPECT_GT(disconnects, 0) << "the fault did not reach any client";
   EXPECT_TRUE(o.run.finished);
   EXPECT_FALSE(o.verdicts.empty());
   EXPECT_EQ(failures(o), "");
