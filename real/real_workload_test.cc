@@ -232,6 +232,13 @@ std::string failures(const RealOutcome& o) {
   return out;
 }
 
+bool saw_state(const p::History& h, uint32_t client, zk::SessionState state) {
+  for (const p::Event& e : h.events()) {
+    if (e.client == client && e.op == p::Op::kSession && e.session_state == state) return true;
+  }
+  return false;
+}
+
 std::string lock_path_for(const std::string& recipe) {
   std::string out = "/lockstep/";
   for (char c : recipe) out += (c == '/') ? '-' : c;
@@ -283,6 +290,10 @@ TEST(RealWorkload, FairMutexSurvivesALostCreateReplyAndAnExpiry) {
                    0);
        }});
   RealOutcome o = run_on_real(*cluster, *recipe, claims, s, std::move(faults));
+  // Both faults bit: client 2 lost its connection (the dropped reply), client 3 was told its
+  // session expired.
+  EXPECT_TRUE(saw_state(o.run.history, 2, zk::SessionState::kConnecting));
+  EXPECT_TRUE(saw_state(o.run.history, 3, zk::SessionState::kExpired));
   EXPECT_TRUE(o.run.finished);
   EXPECT_FALSE(o.verdicts.empty());
   EXPECT_EQ(failures(o), "");
