@@ -13,18 +13,8 @@ std::string Args::get(std::string_view name, std::string fallback) const {
 
 const std::vector<const Command*>& commands() {
   static const std::vector<const Command*> all = {
-    &kCheckCommand,
-    &kSelfCheckCommand,
-    &kListCommand,
-#if LOCKSTEP_HAVE_TRACES
-    &kReplayCommand,
-    &kRecheckCommand,
-    &kShowCommand,
-    &kCorpusCommand,
-#endif
-    &kVersionCommand,
-    &kHelpCommand
-  };
+      &kCheckCommand,   &kSelfCheckCommand, &kListCommand,   &kExploreCommand, &kReplayCommand,
+      &kRecheckCommand, &kShowCommand,      &kCorpusCommand, &kVersionCommand, &kHelpCommand};
   return all;
 }
 

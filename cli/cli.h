@@ -86,12 +86,11 @@ void print_command_usage(const Command& command, std::ostream& out);
 extern const Command kCheckCommand;
 extern const Command kSelfCheckCommand;
 extern const Command kListCommand;
-#if LOCKSTEP_HAVE_TRACES
+extern const Command kExploreCommand;
 extern const Command kReplayCommand;
 extern const Command kRecheckCommand;
 extern const Command kShowCommand;
 extern const Command kCorpusCommand;
-#endif
 extern const Command kVersionCommand;
 extern const Command kHelpCommand;
 

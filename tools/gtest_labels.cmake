@@ -34,8 +34,23 @@ function(gtest_discover_tests target)
   if(labels STREQUAL "")
     return()
   endif()
+  if("sanitize" IN_LIST labels)
+    set_property(GLOBAL APPEND PROPERTY LOCKSTEP_SANITIZE_TEST_TARGETS ${target})
+  endif()
   set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_labels.cmake")
   file(WRITE "${labels_file}"
     "if(${list_var})\n  set_tests_properties(\${${list_var}} PROPERTIES LABELS \"${labels}\")\nendif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
 endfunction()
+
+# `lockstep_sanitize_tests` builds just the test programs labelled `sanitize`, so that the
+# ASan+UBSan configuration of `./lockstep test` compiles what `ctest -L sanitize` runs and no
+# more. Created once every area has been added (deferred to the end of the top-level file).
+function(_lockstep_sanitize_tests_target)
+  get_property(targets GLOBAL PROPERTY LOCKSTEP_SANITIZE_TEST_TARGETS)
+  add_custom_target(lockstep_sanitize_tests)
+  if(targets)
+    add_dependencies(lockstep_sanitize_tests ${targets})
+  endif()
+endfunction()
+cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _lockstep_sanitize_tests_target)

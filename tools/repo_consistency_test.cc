@@ -73,6 +73,24 @@ TEST(Ci, RunsTheReadmeTestCommand) {
   EXPECT_EQ(runs, 1) << ".ci/run must run ./lockstep test exactly once";
 }
 
+// Every relative link in README.md names a file or folder that exists (e.g. recipes/README.md).
+TEST(Readme, RelativeLinksResolve) {
+  int links = 0;
+  for (const std::string& line : read_lines(kRoot + "/README.md")) {
+    for (size_t at = line.find("]("); at != std::string::npos; at = line.find("](", at + 2)) {
+      const size_t end = line.find(')', at + 2);
+      if (end == std::string::npos) continue;
+      std::string target = line.substr(at + 2, end - at - 2);
+      target = target.substr(0, target.find('#'));
+      if (target.empty() || target.find("://") != std::string::npos) continue;
+      ++links;
+      struct stat st {};
+      EXPECT_EQ(stat((kRoot + "/" + target).c_str(), &st), 0) << "README.md links to " << target;
+    }
+  }
+  EXPECT_GT(links, 0) << "README.md should link to recipes/README.md";
+}
+
 // The entry script is committed executable, so `./lockstep` works on a fresh clone.
 TEST(Script, LockstepIsExecutable) {
   struct stat st {};
