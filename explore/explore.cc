@@ -270,7 +270,15 @@ int explore_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     out << "result: no violation in this scope\n";
     return kExitOk;
   }
-  const Counterexample& c = *res.shortest;
+  Counterexample c = *res.shortest;
+  if (r.strategy != "exhaustive" && !c.schedule.empty()) {
+    // A sampled counterexample deviates from the default schedule almost everywhere: shrink it.
+    uint64_t runs = 0;
+    const size_t before = c.schedule.size();
+    c = shrink(program, std::move(c), r.sample.target, 5000, &runs);
+    out << "shrunk the counterexample from " << before << " to " << c.schedule.size()
+        << " preemption" << (c.schedule.size() == 1 ? "" : "s") << " in " << runs << " runs\n";
+  }
   out << "result: VIOLATION of " << properties::to_string(c.verdict.property) << ": "
       << c.verdict.message << "\n";
   out << "first violation at run " << res.first_violation_at << "; shortest counterexample: run "

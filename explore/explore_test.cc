@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -43,7 +44,7 @@ class TreeProgram final : public Program {
       path.push_back(b);
       path.push_back(c);
     }
-    if (path == std::vector<uint32_t>{1, 1, 1}) {
+    if (bad(path)) {
       properties::Verdict v;
       v.property = properties::Property::kMutualExclusion;
       v.ok = false;
@@ -54,6 +55,9 @@ class TreeProgram final : public Program {
     return r;
   }
   std::vector<std::vector<uint32_t>> leaves;
+  std::function<bool(const std::vector<uint32_t>&)> bad = [](const std::vector<uint32_t>& p) {
+    return p == std::vector<uint32_t>{1, 1, 1};
+  };
 };
 
 size_t distinct(const std::vector<std::vector<uint32_t>>& leaves) {
@@ -115,6 +119,23 @@ TEST(Exhaustive, DepthBoundLimitsWhereSchedulesBranch) {
   o.depth_bound = UINT32_MAX;
   o.kinds = {ChoiceKind::kLatency};  // only latency/2 branches
   EXPECT_EQ(explore_exhaustive(q, o).schedules, 2u);
+}
+
+// Shrinking drops every pick the violation does not need: with "latency answered 1" as the bug,
+// the three-pick counterexample shrinks to the one pick at index 1.
+TEST(Shrink, DropsPicksTheViolationDoesNotNeed) {
+  TreeProgram p;
+  p.bad = [](const std::vector<uint32_t>& path) { return path.size() == 3 && path[1] == 1; };
+  Counterexample c;
+  c.schedule = {{0, 1}, {1, 1}, {2, 1}};
+  uint64_t runs = 0;
+  const Counterexample s = shrink(p, c, std::nullopt, 100, &runs);
+  EXPECT_EQ(s.schedule, (Schedule{{1, 1}}));
+  EXPECT_EQ(s.decisions.size(), 3u);
+  EXPECT_GE(runs, 2u);
+  // A counterexample that needs every pick stays as it is.
+  TreeProgram q;
+  EXPECT_EQ(shrink(q, c, std::nullopt, 100).schedule, c.schedule);
 }
 
 // Choice points with huge n (the child-order salt) branch on a few spread answers only.

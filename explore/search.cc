@@ -324,4 +324,30 @@ SearchResult explore_pct(Program& program, const SampleOptions& o) {
   });
 }
 
+Counterexample shrink(Program& program, Counterexample c,
+                      const std::optional<properties::Property>& target, uint64_t max_runs,
+                      uint64_t* runs) {
+  uint64_t spent = 0;
+  bool changed = true;
+  while (changed && spent < max_runs) {
+    changed = false;
+    for (size_t k = c.schedule.size(); k-- > 0 && spent < max_runs;) {
+      Schedule candidate = c.schedule;
+      candidate.erase(candidate.begin() + static_cast<std::ptrdiff_t>(k));
+      ScheduleStrategy strategy(candidate, "shrink");
+      const RunReport r = program.run(strategy, nullptr);
+      ++spent;
+      const properties::Verdict* v = counted_violation(r, target);
+      if (v == nullptr) continue;
+      Counterexample smaller{schedule_of(r.decisions), r.decisions, *v, r.sim_events, c.found_at};
+      if (smaller.schedule.size() >= c.schedule.size()) continue;
+      c = std::move(smaller);
+      changed = true;
+      k = std::min(k, c.schedule.size());
+    }
+  }
+  if (runs != nullptr) *runs = spent;
+  return c;
+}
+
 }  // namespace lockstep::explore

@@ -152,4 +152,12 @@ SearchResult explore_random(Program& program, const SampleOptions& options);
 // PCT with depth pct_depth; the number of scheduling steps is measured on one run first.
 SearchResult explore_pct(Program& program, const SampleOptions& options);
 
+// Shrinks a counterexample towards the fewest preemptions: drops one pick at a time (last
+// first) and keeps the result whenever the run still violates (counted under `target`),
+// until no single drop does or `max_runs` runs. Every kept candidate is re-read from what the
+// run actually decided, so the result replays exactly. Returns the runs spent in *runs.
+Counterexample shrink(Program& program, Counterexample c,
+                      const std::optional<properties::Property>& target, uint64_t max_runs,
+                      uint64_t* runs = nullptr);
+
 }  // namespace lockstep::explore

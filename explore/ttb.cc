@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "explore/flags.h"
@@ -21,8 +23,8 @@ constexpr double kNotFound = std::numeric_limits<double>::infinity();
 struct Trial {
   double runs = kNotFound;
   double wall_ms = kNotFound;
-  uint64_t decisions = 0;
-  uint64_t sim_events = 0;
+  std::optional<Scope> scope;       // where the counterexample was found
+  std::optional<Counterexample> c;  // the counterexample
 };
 
 // Random or PCT: run i explores make_scope(i) with seed base + i, until the variant's
@@ -52,8 +54,9 @@ Trial sample_trial(const properties::Claims& claims, bool pct, uint64_t base, ui
     if (counted_violation(r, claims.must_violate) != nullptr) {
       t.runs = static_cast<double>(i + 1);
       t.wall_ms = watch.elapsed_ms();
-      t.decisions = r.decisions.size();
-      t.sim_events = r.sim_events;
+      t.scope = scope;
+      t.c = Counterexample{schedule_of(r.decisions), r.decisions,
+                           *counted_violation(r, claims.must_violate), r.sim_events, i + 1};
       return t;
     }
   }
@@ -104,8 +107,8 @@ Trial exhaustive_trial(const recipes::RecipeInfo& recipe, const properties::Clai
       if (res.shortest) {
         t.runs = static_cast<double>(runs + res.first_violation_at);
         t.wall_ms = watch.elapsed_ms();
-        t.decisions = res.shortest->decisions.size();
-        t.sim_events = res.shortest->sim_events;
+        t.scope = scope;
+        t.c = res.shortest;
         return t;
       }
       runs += res.schedules;
@@ -140,15 +143,38 @@ std::string cell(const std::vector<Trial>& trials) {
 }
 
 // The smallest counterexample among the trials: fewest decisions, then simulator events.
-void smallest(const std::vector<Trial>& trials, uint64_t* decisions, uint64_t* events) {
+const Trial* smallest(const std::vector<Trial>& trials, const Trial* best) {
   for (const Trial& t : trials) {
-    if (t.runs == kNotFound) continue;
-    if (*decisions == 0 || t.decisions < *decisions ||
-        (t.decisions == *decisions && t.sim_events < *events)) {
-      *decisions = t.decisions;
-      *events = t.sim_events;
+    if (!t.c) continue;
+    if (best == nullptr || t.c->decisions.size() < best->c->decisions.size() ||
+        (t.c->decisions.size() == best->c->decisions.size() &&
+         t.c->sim_events < best->c->sim_events)) {
+      best = &t;
     }
   }
+  return best;
+}
+
+// The smallest counterexample of the variant: the sampled strategies' smallest one shrunk to its
+// fewest preemptions, or exhaustive search's (already minimal in preemptions) when that is
+// smaller in (preemptions, decisions, simulator events). "decisions / events, P pre.".
+std::string shrunk_size(const Trial* sampled, const Trial* exhaustive,
+                        const properties::Claims& claims) {
+  std::optional<Counterexample> best;
+  if (sampled != nullptr) {
+    ScopeProgram program(*sampled->scope);
+    best = shrink(program, *sampled->c, claims.must_violate, 2000);
+  }
+  if (exhaustive != nullptr) {
+    const Counterexample& e = *exhaustive->c;
+    const auto key = [](const Counterexample& c) {
+      return std::make_tuple(c.schedule.size(), c.decisions.size(), c.sim_events);
+    };
+    if (!best || key(e) < key(*best)) best = e;
+  }
+  if (!best) return "not found";
+  return std::to_string(best->decisions.size()) + " / " + std::to_string(best->sim_events) + ", " +
+         std::to_string(best->schedule.size()) + " pre.";
 }
 
 }  // namespace
@@ -182,8 +208,9 @@ int ttb_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
       << " trial(s) (trials that found it), budget " << *budget << " runs per trial\n"
       << "check: lockstep check's generated scenarios (one per run); scope: the variant's\n"
       << "small fixed scope, focus faults at 0..9 ms; exhaustive: preemption bound " << *bound
-      << ", one trial;\nshortest: decisions / simulator events of the smallest "
-         "counterexample any strategy found\n";
+      << ", one trial;\nshortest: the smallest counterexample any strategy found, shrunk to its "
+         "fewest "
+         "preemptions:\ndecisions / simulator events, preemptions (non-default answers)\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-29s %-16s %-21s %-21s %-21s %-21s %-21s %s\n", "variant",
                 "property", "check: random", "check: pct-d3", "scope: random", "scope: pct-d3",
@@ -215,19 +242,15 @@ int ttb_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
       scope_random.push_back(sample_trial(claims, false, base, *budget, fixed));
       scope_pct.push_back(sample_trial(claims, true, base, *budget, fixed));
     }
-    const std::vector<Trial> exhaustive = {
+    std::vector<Trial> exhaustive = {
         exhaustive_trial(recipe, claims, static_cast<uint32_t>(*bound), *budget)};
-    uint64_t decisions = 0;
-    uint64_t events = 0;
-    smallest(random, &decisions, &events);
-    smallest(pct, &decisions, &events);
-    smallest(scope_random, &decisions, &events);
-    smallest(scope_pct, &decisions, &events);
-    smallest(exhaustive, &decisions, &events);
-    const bool found = decisions != 0;
-    all_found = all_found && found;
-    const std::string size =
-        found ? std::to_string(decisions) + " / " + std::to_string(events) : "not found";
+    const Trial* sampled = nullptr;
+    for (std::vector<Trial>* ts : {&random, &pct, &scope_random, &scope_pct}) {
+      sampled = smallest(*ts, sampled);
+    }
+    const Trial* searched = smallest(exhaustive, nullptr);
+    all_found = all_found && (sampled != nullptr || searched != nullptr);
+    const std::string size = shrunk_size(sampled, searched, claims);
     std::snprintf(line, sizeof line, "%-29s %-16s %-21s %-21s %-21s %-21s %-21s %s\n",
                   recipe.name.c_str(),
                   claims.must_violate ? properties::to_string(*claims.must_violate) : "?",
