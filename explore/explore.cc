@@ -216,6 +216,7 @@ void print_result(const Scope& scope, const Request& r, const SearchResult& res,
         << ")";
   }
   out << "\n";
+  out << "distinct runs: " << res.distinct_runs << " (different event logs)\n";
   if (r.strategy == "exhaustive") {
     out << "distinct states: " << res.distinct_states << " (choice index x recipe-level state)\n";
     out << "pruned branch points: " << res.pruned << " (reduction "

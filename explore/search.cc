@@ -4,6 +4,7 @@
 #include <climits>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "explore/probe.h"
@@ -218,6 +219,7 @@ SearchResult explore_exhaustive(Program& program, const ExhaustiveOptions& o) {
   uint64_t queued = 1;
   // (choice index, state) -> the largest remaining budget it was branched from with.
   std::map<std::pair<uint32_t, uint64_t>, uint32_t> branched;
+  std::set<uint64_t> logs;
   bool cut = false;
   for (uint32_t level = 0; level <= o.preemption_bound; ++level) {
     std::vector<Schedule>& stack = levels[level];
@@ -231,6 +233,8 @@ SearchResult explore_exhaustive(Program& program, const ExhaustiveOptions& o) {
       ScheduleStrategy strategy(schedule);
       const RunReport r = program.run(strategy, &strategy);
       ++out.schedules;
+      logs.insert(r.log_hash);
+      out.distinct_runs = logs.size();
       out.coverage.add(r.marks);
       const bool counted = note_violation(&out, schedule, r, o.target);
       if (counted && o.stop_at_first) {
@@ -286,10 +290,13 @@ SearchResult sample(Program& program, const SampleOptions& o, std::string name,
                     MakeStrategy&& make) {
   SearchResult out;
   out.strategy = std::move(name);
+  std::set<uint64_t> logs;
   for (uint64_t i = 0; i < o.runs; ++i) {
     std::unique_ptr<sim::Strategy> s = make(o.seed + i);
     const RunReport r = program.run(*s, nullptr);
     ++out.schedules;
+    logs.insert(r.log_hash);
+    out.distinct_runs = logs.size();
     out.coverage.add(r.marks);
     const bool counted = note_violation(&out, schedule_of(r.decisions), r, o.target);
     if (counted && o.stop_at_first) {

@@ -124,6 +124,7 @@ struct SearchResult {
   std::string strategy;             // "exhaustive", "random", "pct-d3"
   uint64_t schedules = 0;           // runs made
   uint64_t distinct_states = 0;     // distinct (choice index, probe state) pairs met
+  uint64_t distinct_runs = 0;       // distinct event-log hashes among the runs
   uint64_t pruned = 0;              // branch points skipped by the reduction
   uint32_t levels_done = 0;         // exhaustive: preemption levels fully explored
   bool complete = false;            // exhaustive: not cut by max_schedules
