@@ -163,6 +163,10 @@ int replay_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (d.where == "event log" || d.where == "history") out << " event #" << d.index;
     out << "\n  expected: " << d.expected << "\n  actual:   " << d.actual << "\n";
     if (!d.detail.empty()) out << "  replay strategy: " << d.detail << "\n";
+    if (d.where == "event-log hash") {
+      out << "  every line and history event matched: the simulator's hash (or a field the text\n"
+             "  lines do not show) changed; if intended, re-record (lockstep corpus)\n";
+    }
     out << "recorded verdict: " << verdict_summary(trace) << "\n";
     out << "verdict now:      " << verdict_summary(r.replayed) << "\n";
     return kExitDiverged;
