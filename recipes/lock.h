@@ -64,14 +64,16 @@ class Lock {
 
   // Releases one hold. The last release deletes the recipe's node; a connection loss during
   // that delete is retried until done or the session is gone — the node is never forgotten.
-  // Errors: kNothing when the caller does not hold the lock (release by a non-owner).
+  // Errors: kNothing when the caller does not hold the lock (release by a non-owner). A lost
+  // grant (kLost) is released with kOk: its node went with the session.
   virtual zk::Task<zk::Status> release() = 0;
 
   virtual LockState state() const = 0;
   bool holds() const { return state() == LockState::kHeld; }
 
   // Completes (kOk) at the next transition of a held lock to kSuspended or kLost, or at once
-  // when it is already in one of those states.
+  // when it is already in one of those states. Completes with kNothing when the lock is not
+  // held, or is released while the call waits; kCancelled when the waiting task is cancelled.
   virtual zk::Task<zk::Status> lost() = 0;
 
   // The recipe's name in the registry ("fair-mutex", ...).

@@ -1,8 +1,9 @@
 // lockstep recipes: the one registry of recipes and deliberately broken variants.
 //
 // Every recipe the tool knows is an entry here: its name, its kind, whether it is expected to
-// be correct, a one-line description (for a broken variant: the bug it carries), the fault
-// classes a correct recipe claims to survive, and a factory. The CLI (`lockstep list`,
+// be correct, a one-line description (for a broken variant: the bug it carries), the seed it
+// comes from, and a factory. What each recipe claims (properties, faults survived) and which
+// property must catch each broken variant are kept by properties/claims.h. The CLI (`lockstep list`,
 // `lockstep check`), the property suites and the tests all enumerate this one list; adding a
 // variant of your own is adding one entry (see README "Add your own variant").
 #pragma once
