@@ -17,6 +17,11 @@
 //     state change. kExpired and kClosed are final: later calls fail with kInvalidState, and
 //     reopen() replaces the handle with a new session on the same context.
 // Node events carry no zxid (the C client does not expose it): WatchEvent::zxid is 0.
+// Error codes are the C client's, unchanged, which goes beyond zk/session.h's list in two
+// places (see real/FINDINGS.md): requests pending when the client's own timer gives up on a
+// connection or a connect attempt (2/3 of the session timeout) complete with kOperationTimeout,
+// and requests still in flight at close() complete with kClosing although the server may have
+// applied them.
 //
 // Ownership and threads: a RealSession is created, used and destroyed on its EventLoop's
 // owner thread. It owns its C handle; the C client's threads only post closures, which keep
