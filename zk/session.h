@@ -13,8 +13,11 @@
 //   every operation: kConnectionLoss (the request may or may not have been applied: a create
 //     may have created the node, a delete may have deleted it), kSessionExpired (the session
 //     died while the request was pending), kInvalidState (the session was already expired or
-//     closed when called), kOperationTimeout / kCancelled (only through Future::until or task
-//     cancellation: the request may still be applied), kBadArguments (malformed path).
+//     closed when called), kOperationTimeout (the client library heard nothing from the server
+//     for 2/3 of the session timeout, or Future::until's deadline passed: the request may still
+//     be applied), kCancelled (task cancellation: the request may still be applied), kClosing
+//     (close() was called while the request was in flight: it may still be applied),
+//     kBadArguments (malformed path).
 //   create:       kNodeExists, kNoNode (parent missing), kNoChildrenForEphemerals.
 //   remove:       kNoNode, kBadVersion, kNotEmpty.
 //   exists:       kNoNode (not an error for the watch: a creation watch is armed).
