@@ -472,8 +472,11 @@ void ClientImpl::try_connect() {
       servers[w_.choose(ChoiceKind::kServer, static_cast<uint32_t>(servers.size()))];
   Connection& c = w_.open_connection(index_, pick);
   connecting_ = c.id;
-  w_.log(index_, "connect", pick, id_.value, {},
-         [&] { return "s" + std::to_string(pick) + " session=" + std::to_string(id_.value); });
+  w_.log(index_, "connect", pick, id_.value, {}, [&] {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, " session=0x%llx", static_cast<unsigned long long>(id_.value));
+    return "s" + std::to_string(pick) + buf;
+  });
   UpMsg m;
   m.type = UpType::kConnect;
   m.session = id_;
