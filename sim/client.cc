@@ -235,6 +235,15 @@ zk::Future<zk::Status> ClientImpl::close() {
     session_event(SessionState::kClosed);
     return zk::Future<zk::Status>::ready(zk::Status{});
   }
+  // Like the C client: requests still in flight at close fail with kClosing at once, although
+  // the server may still apply them (measured on Debian's 3.8.0 server); unsent ones are dropped.
+  // Their replies, if any come, are matched and ignored (on_reply).
+  std::deque<Pending> in_flight;
+  for (Pending& p : pending_) {
+    fail(p, Error::kClosing);
+    if (p.sent) in_flight.push_back(std::move(p));
+  }
+  pending_ = std::move(in_flight);
   Request r;
   r.op = Op::kClose;
   r.path = "/";
@@ -249,6 +258,10 @@ void ClientImpl::reopen() {
     learn_expired("abandoned by reopen");
   }
   w_.log(index_, "session", 100, 0, {}, [] { return std::string("reopen"); });
+  // The old handle's connection (a close may still be in flight on it) is dropped: nothing sent
+  // on the new session may travel on it, and nothing pending on it completes later.
+  close_connections();
+  fail_pending(Error::kClosing);
   id_ = zk::SessionId{};
   timeout_ = clamp_timeout(opt_.session_timeout, w_.options().tick);
   last_zxid_ = zk::Zxid{};
@@ -291,6 +304,9 @@ void ClientImpl::register_watch(Pending& p, Error err) {
 }
 
 void ClientImpl::complete(Pending& p, DownMsg& m) {
+  // After close() every request but the close itself has already failed with kClosing: its
+  // late reply must not arm a watch that would never hear of the closed session.
+  if (state_ == SessionState::kClosed && p.req.op != Op::kClose) return;
   register_watch(p, m.err);
   if (m.err != Error::kOk) return fail(p, m.err);
   switch (p.req.op) {
@@ -320,7 +336,10 @@ void ClientImpl::on_reply(DownMsg& m) {
   if (w_.options().java_reply_limit && m.frame_bytes() > w_.options().packet_limit_bytes) {
     return lose_connection("reply over the packet limit");
   }
-  assert(!pending_.empty() && pending_.front().sent && pending_.front().req.xid == m.xid);
+  const bool matches =
+      !pending_.empty() && pending_.front().sent && pending_.front().req.xid == m.xid;
+  assert(matches && "replies arrive in request order");
+  if (!matches) return;  // never completes the wrong request, even without asserts
   Pending p = std::move(pending_.front());
   pending_.pop_front();
   if (m.zxid > last_zxid_) last_zxid_ = m.zxid;
