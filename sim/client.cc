@@ -260,7 +260,7 @@ void ClientImpl::reopen() {
   w_.log(index_, "session", 100, 0, {}, [] { return std::string("reopen"); });
   // The old handle's connection (a close may still be in flight on it) is dropped: nothing sent
   // on the new session may travel on it, and nothing pending on it completes later.
-  close_connections();
+  close_connections(World::Impl::InFlight::kDelivered);  // a close on the wire still arrives
   fail_pending(Error::kClosing);
   id_ = zk::SessionId{};
   timeout_ = clamp_timeout(opt_.session_timeout, w_.options().tick);
@@ -430,10 +430,10 @@ void ClientImpl::on_connected(Connection& c, DownMsg& m) {
   }
 }
 
-void ClientImpl::close_connections() {
+void ClientImpl::close_connections(World::Impl::InFlight in_flight) {
   for (uint64_t* id : {&conn_, &connecting_}) {
     if (*id == 0) continue;
-    if (Connection* c = w_.conn(*id)) w_.client_close(*c, false);
+    if (Connection* c = w_.conn(*id)) w_.client_close(*c, in_flight);
     *id = 0;
   }
 }
@@ -524,7 +524,7 @@ void ClientImpl::on_client_timer(ClientTimer t) {
 
 void ClientImpl::fault_connection_loss() {
   if (conn_ != 0) {
-    if (Connection* c = w_.conn(conn_)) w_.client_close(*c, true);
+    if (Connection* c = w_.conn(conn_)) w_.client_close(*c, World::Impl::InFlight::kAmbiguous);
     conn_ = 0;
     lose_connection("connection loss");
   } else if (connecting_ != 0) {

@@ -130,7 +130,7 @@ class ClientImpl final : public Client, public zk::Executor {
   void lose_connection(std::string_view why);
   void attempt_failed(std::string_view why);
   void learn_expired(std::string_view why);
-  void close_connections();
+  void close_connections(World::Impl::InFlight in_flight = World::Impl::InFlight::kLost);
   void try_connect();
   WatchList watch_list() const;
   void arm(ClientTimer t, Time at);

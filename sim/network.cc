@@ -112,16 +112,16 @@ void World::Impl::deliver_down(uint64_t conn_id, uint64_t seq) {
   }
 }
 
-void World::Impl::client_close(Connection& c, bool ambiguous) {
+void World::Impl::client_close(Connection& c, InFlight in_flight_fate) {
   if (!c.client_open) return;
   c.client_open = false;
   c.down.clear();
-  if (c.server_open && ambiguous) {
-    // Each request in flight independently reaches the server before the close, or not.
+  if (c.server_open && in_flight_fate != InFlight::kLost) {
     std::deque<UpMsg> in_flight = std::move(c.up);
     c.up.clear();
     for (UpMsg& m : in_flight) {
-      const bool reaches = choose(ChoiceKind::kAmbiguousOutcome, 2) == 1;
+      const bool reaches =
+          in_flight_fate == InFlight::kDelivered || choose(ChoiceKind::kAmbiguousOutcome, 2) == 1;
       log(c.client, "in-flight", m.req.xid, reaches, {}, [&] {
         return std::string(op_name(m.req.op)) + " " + m.req.path +
                (reaches ? " reaches the server" : " is lost");

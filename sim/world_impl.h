@@ -73,9 +73,14 @@ class World::Impl final : public EventFilter {
   Connection& open_connection(uint32_t client, uint32_t server);
   void send_up(Connection& c, UpMsg m);
   void send_down(Connection& c, DownMsg m);
-  // The client closes its end; the server learns at once. With `ambiguous`, each request still
-  // in flight reaches the server or not (ChoiceKind::kAmbiguousOutcome).
-  void client_close(Connection& c, bool ambiguous);
+  // What becomes of the requests still in flight when the client closes its end.
+  enum class InFlight : uint8_t {
+    kLost,       // the connection died: they never arrive
+    kAmbiguous,  // each reaches the server or not (ChoiceKind::kAmbiguousOutcome)
+    kDelivered,  // an orderly close: they were on the wire and arrive before the close
+  };
+  // The client closes its end; the server learns at once.
+  void client_close(Connection& c, InFlight in_flight);
   // The server closes its end; with `tell_client` the client learns when a kClose arrives.
   void server_close(Connection& c, bool tell_client, std::string_view why);
   void rearm_channels(uint32_t client);  // a partition healed: deliver what was held
