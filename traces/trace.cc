@@ -371,6 +371,13 @@ Trace trace_from_json(const Json& doc) {
                       " events but says \"count\": " + std::to_string(t.event_count)};
   }
   for (const Json& e : field(doc, "history")) t.history.add(history_event_from_json(e));
+  // "verdict" is derived from "verdicts" (their first violation); an edit of one alone is an
+  // inconsistent document, not a new verdict.
+  const Verdict* first = t.violation();
+  const Json expected = first != nullptr ? verdict_to_json(*first) : Json{{"ok", true}};
+  if (field(doc, "verdict") != expected) {
+    throw SchemaError{"\"verdict\" is not the first violation in \"verdicts\""};
+  }
   for (const Verdict& v : t.verdicts) {
     for (uint64_t i : v.events) {
       if (i >= t.history.size()) {
