@@ -322,7 +322,7 @@ std::string render_text(const Timeline& tl, const TextOptions& o) {
     for (size_t lane = 0; lane < tl.lanes.size(); ++lane) {
       const char g = glyph(r.lanes[lane]);
       if (r.client == lane + 1) {
-        line += fit(std::string(1, g) + " " + r.label, lw);
+        line += fit(std::string(1, g) + " " + r.label, lw - 1) + " ";
       } else {
         line += fit(std::string(1, g), lw);
       }

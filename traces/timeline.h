@@ -54,7 +54,7 @@ struct Timeline {
 Timeline build_timeline(const Trace& trace);
 
 struct TextOptions {
-  uint32_t lane_width = 26;      // characters per client column
+  uint32_t lane_width = 28;      // characters per client column
   uint32_t overview_width = 96;  // columns of the overview strip
   // When > 0 and the trace has proving rows: print only the rows within this many rows of one
   // (elided stretches are marked "..."). 0 prints every row.
