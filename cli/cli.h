@@ -3,10 +3,9 @@
 // The binary (target `lockstep`, built at build/cli/lockstep and run through the top-level
 // ./lockstep script) is a thin dispatcher: cli/main.cc looks the first argument up in commands()
 // and hands the rest to that command's run(). Each subcommand lives in its own cli/cmd_*.cc and
-// exports one `const Command`, so replacing `check` (today a simulator self-check) by the
-// property runner is replacing cli/cmd_check.cc.
-//
-// `check` is the property runner of properties/check.h, which parses its own flags (run_raw).
+// exports one `const Command`. Commands whose engine lives in a library and parses its own flags
+// (check: properties/check.h, explore: explore/explore.h, replay/recheck/show/corpus:
+// traces/commands.h) use run_raw and receive their arguments untouched.
 //
 // Exit codes: 0 success, 1 the command ran and found a failure, 2 a usage error (unknown
 // subcommand, unknown flag, bad or missing value). A usage error always says what was wrong and
