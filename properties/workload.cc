@@ -142,7 +142,7 @@ zk::Task<void> Workload::client_main(Workload* w, uint32_t c) {
     zk::Session* s = &w->env_->session(c);
     if (o.think_max.us > 0) {
       const auto think_us = static_cast<int64_t>(s->context().random_below(o.think_max.us + 1));
-      (void)co_await s->context().sleep_for(zk::microseconds(think_us));
+      (void)co_await s->context().sleep_for(zk::microseconds(think_us));  // lockstep-allow: zk::Context virtual time
     }
     if (s->state() == zk::SessionState::kExpired || s->state() == zk::SessionState::kClosed) {
       if (cs.reopens >= o.max_reopens || !w->env_->reopen(c) || !w->renew_lock(c)) {
@@ -244,7 +244,7 @@ zk::Task<void> Workload::hold(Workload* w, uint32_t c, recipes::Grant grant) {
         zk::microseconds(static_cast<int64_t>(ctx.random_below(static_cast<uint64_t>(span) + 1)));
     if (w->roll(c, o.long_hold_percent)) d = o.long_hold;
     cs.in_hold = true;
-    (void)co_await ctx.sleep_for(d);
+    (void)co_await ctx.sleep_for(d);  // lockstep-allow: zk::Context virtual time
     cs.in_hold = false;
   }
   if (!cs.lost) w->resource_.leave(ctx.now(), c, s.id(), grant.fencing_token);

@@ -265,7 +265,7 @@ TEST(FaultTest, PauseDefersTheClientsEvents) {
   Client& a = w.add_client();
   ASSERT_TRUE(wait_connected(w, a));
   const Time start = w.now();
-  auto sleep = a.context().sleep_for(zk::milliseconds(10));
+  auto sleep = a.context().sleep_for(zk::milliseconds(10));  // lockstep-allow: zk::Context virtual time
   w.inject(fault(FaultKind::kPause, start, 1, zk::milliseconds(200)));
   auto r = await_result(w, a, std::move(sleep));
   ASSERT_TRUE(r && r->ok());

@@ -55,7 +55,7 @@ inline zk::Task<void> fair_lock_rounds(zk::Session* s, int rounds, zk::Duration 
     for (int tries = 0; tries < 1000 && turn == 0; ++tries) turn = co_await check_turn(s, me);
     if (turn == 1) {
       ++stats->acquired;
-      (void)co_await s->context().sleep_for(hold);
+      (void)co_await s->context().sleep_for(hold);  // lockstep-allow: zk::Context virtual time
     } else {
       ++stats->errors;
     }

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "recipes/registry.h"
-#include "recipes/scenario_test_util.h"
+#include "tests/recipes/scenario_test_util.h"
 
 namespace lockstep::recipes::testing {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "recipes/queue_lock.h"
 #include "recipes/registry.h"
-#include "recipes/scenario_test_util.h"
+#include "tests/recipes/scenario_test_util.h"
 
 namespace lockstep::recipes::testing {
 namespace {

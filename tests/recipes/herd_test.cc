@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "recipes/scenario_test_util.h"
+#include "tests/recipes/scenario_test_util.h"
 
 namespace lockstep::recipes::testing {
 namespace {

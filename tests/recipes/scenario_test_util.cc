@@ -1,4 +1,4 @@
-#include "recipes/scenario_test_util.h"
+#include "tests/recipes/scenario_test_util.h"
 
 #include <algorithm>
 #include <cassert>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "recipes/scenario_test_util.h"
+#include "tests/recipes/scenario_test_util.h"
 #include "zk/random.h"
 
 namespace lockstep::recipes::testing {
