@@ -97,9 +97,11 @@ struct RunResult {
 };
 
 // `strategy` == nullptr runs with sim::make_random_strategy(s.seed) (the seed reproduces the
-// run); a replay or search strategy plugs in here.
+// run); a replay or search strategy plugs in here. `expected_events` (strict replay, with
+// keep_event_log): the log a recording wrote; the run stops at the first event that differs
+// from it (sim::EventLog::expect), which is then the last of `events`.
 RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s,
-                     bool keep_event_log = false,
-                     std::unique_ptr<sim::Strategy> strategy = nullptr);
+                     bool keep_event_log = false, std::unique_ptr<sim::Strategy> strategy = nullptr,
+                     const std::vector<sim::LoggedEvent>* expected_events = nullptr);
 
 }  // namespace lockstep::properties

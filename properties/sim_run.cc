@@ -72,7 +72,8 @@ zk::Task<void> make_dirs(zk::Session* session, std::string path, bool* done) {
 }  // namespace
 
 RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, bool keep_event_log,
-                     std::unique_ptr<sim::Strategy> strategy) {
+                     std::unique_ptr<sim::Strategy> strategy,
+                     const std::vector<sim::LoggedEvent>* expected_events) {
   RunResult out;
   if (!strategy) strategy = sim::make_random_strategy(s.seed);
   out.strategy = strategy->name();
@@ -82,6 +83,7 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
   wo.record_log = keep_event_log;
   auto world = std::make_unique<sim::World>(wo, std::move(strategy));
   world->log().set_recording(keep_event_log);
+  if (keep_event_log && expected_events != nullptr) world->log().expect(expected_events);
   for (uint32_t c = 1; c <= s.workload.clients; ++c) {
     sim::ClientOptions co;
     co.name = "c" + std::to_string(c);

@@ -50,7 +50,14 @@ void EventLog::add_decision(Time at, uint64_t packed, const char* kind_name, uin
 }
 
 void EventLog::push(Time at, uint32_t client, std::string_view kind, std::string text) {
+  if (stopped_) return;  // strict replay already diverged: the divergent event is the last line
   events_.push_back(LoggedEvent{count_ - 1, at, client, std::string(kind), std::move(text)});
+  if (expected_ == nullptr) return;
+  const size_t i = events_.size() - 1;
+  const LoggedEvent& e = events_.back();
+  stopped_ = i >= expected_->size() || (*expected_)[i].at != e.at ||
+             (*expected_)[i].client != e.client || (*expected_)[i].kind != e.kind ||
+             (*expected_)[i].text != e.text;
 }
 
 void EventLog::add(Time at, uint32_t client, std::string_view kind, std::string_view text) {

@@ -93,6 +93,7 @@ void World::Impl::bury() {
 
 bool World::Impl::step(Time limit) {
   Event e;
+  if (log_.stopped()) return false;  // strict replay diverged (EventLog::expect): stop here
   if (!sched_.next(*this, limit, &e)) return false;
   dispatch(e);
   ++events_executed_;
@@ -103,7 +104,7 @@ bool World::Impl::step(Time limit) {
 void World::Impl::run_until(Time t) {
   while (step(t)) {
   }
-  if (sched_.now() < t) sched_.advance_to(t);
+  if (sched_.now() < t && !log_.stopped()) sched_.advance_to(t);
 }
 
 bool World::Impl::run_until_idle(Time limit) {

@@ -107,6 +107,15 @@ class EventLog {
     if (record_) push(at, client, kind, text());
   }
 
+  // Strict replay (traces/record.h): `expected` is the log a recording wrote. Every text line
+  // appended from now on is compared with the expected event of the same index (at, client,
+  // kind, text); at the first difference, or at an event past the expected end, the log keeps
+  // that event as its last line, stops keeping lines and stopped() turns true, which makes the
+  // World's run loop stop. Costs nothing when not set (the comparison runs only where a text
+  // line is kept anyway). REQUIRES: recording(); `expected` outlives the run.
+  void expect(const std::vector<LoggedEvent>* expected) { expected_ = expected; }
+  bool stopped() const { return stopped_; }
+
  private:
   void mix(Time at, uint32_t client, std::string_view kind, uint64_t a, uint64_t b,
            std::string_view s);
@@ -115,6 +124,8 @@ class EventLog {
   uint64_t hash_ = 1469598103934665603ull;
   uint64_t count_ = 0;
   bool record_ = true;
+  bool stopped_ = false;
+  const std::vector<LoggedEvent>* expected_ = nullptr;
   std::vector<LoggedEvent> events_;
 };
 

@@ -88,10 +88,19 @@ std::optional<uint64_t> parse_count(const std::string& s) {
   return v;
 }
 
+// "0.022911": seconds with microseconds, as the event log prints times.
+std::string format_seconds(zk::Time t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%lld.%06lld", static_cast<long long>(t.us / 1000000),
+                static_cast<long long>(t.us % 1000000));
+  return buf;
+}
+
 constexpr const char* kReplayUsage =
     "usage: lockstep replay FILE [--allow-changed]\n"
     "Re-runs a saved trace's recorded scheduler decisions and checks that the event log, the\n"
-    "history and the verdict come out exactly as recorded.\n"
+    "history and the verdict come out exactly as recorded. Strict: the run stops at the first\n"
+    "event-log line that differs and names it (index, time, client, expected and actual line).\n"
     "exit: 0 reproduced exactly, 3 diverged, 2 bad input, 4 the recipe changed since recording\n";
 constexpr const char* kRecheckUsage =
     "usage: lockstep recheck FILE...\n"
@@ -161,6 +170,7 @@ int replay_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     const Divergence& d = *r.divergence;
     out << "DIVERGED: first divergent " << d.where;
     if (d.where == "event log" || d.where == "history") out << " event #" << d.index;
+    if (d.where == "event log") out << " (t=" << format_seconds(d.at) << ", c" << d.client << ")";
     out << "\n  expected: " << d.expected << "\n  actual:   " << d.actual << "\n";
     if (!d.detail.empty()) out << "  replay strategy: " << d.detail << "\n";
     if (d.where == "event-log hash") {
@@ -168,7 +178,12 @@ int replay_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
              "  lines do not show) changed; if intended, re-record (lockstep corpus)\n";
     }
     out << "recorded verdict: " << verdict_summary(trace) << "\n";
-    out << "verdict now:      " << verdict_summary(r.replayed) << "\n";
+    if (r.stopped_early) {
+      out << "the replay stopped at that event: " << r.replayed.events.size() << " of "
+          << trace.event_count << " recorded events replayed; nothing after it was run\n";
+    } else {
+      out << "verdict now:      " << verdict_summary(r.replayed) << "\n";
+    }
     return kExitDiverged;
   }
   char hash[24];

@@ -3,10 +3,11 @@
 // goes to `out`, diagnostics to `err`. Exit statuses are traces/trace.h's kExit* (FORMAT.md).
 //
 //   replay FILE [--allow-changed]
-//       Re-runs the recorded decisions and compares the run with the recording, strictly; prints
-//       the verdict. 0 reproduced exactly, 3 diverged (names the first divergent event: index,
-//       expected line, actual line), 2 bad input, 4 the recipe changed since recording
-//       (--allow-changed replays anyway and then reports 0 or 3).
+//       Re-runs the recorded decisions and compares the run with the recording, strictly: the run
+//       stops at the first event-log line that differs; prints the verdict. 0 reproduced exactly,
+//       3 diverged (names the first divergent event: index, time, client, expected line, actual
+//       line), 2 bad input, 4 the recipe changed since recording (--allow-changed replays anyway
+//       and then reports 0 or 3).
 //   recheck FILE...
 //       Runs each trace's scenario and seed against the current code with the seeded random
 //       strategy and prints the verdict now. 0 every trace passes now, 1 at least one still

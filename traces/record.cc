@@ -57,7 +57,8 @@ const Verdict* first_violation(const std::vector<Verdict>& verdicts) {
 }
 
 Trace record(const recipes::RecipeInfo& recipe, const properties::Scenario& s,
-             std::unique_ptr<sim::Strategy> strategy, std::string* strategy_divergence);
+             std::unique_ptr<sim::Strategy> strategy, std::string* strategy_divergence,
+             const std::vector<sim::LoggedEvent>* expected_events);
 
 }  // namespace
 
@@ -80,12 +81,13 @@ std::vector<sim::Decision> decisions_from_log(const std::vector<sim::LoggedEvent
 
 Trace record_trace(const recipes::RecipeInfo& recipe, const properties::Scenario& s,
                    std::unique_ptr<sim::Strategy> strategy) {
-  return record(recipe, s, std::move(strategy), nullptr);
+  return record(recipe, s, std::move(strategy), nullptr, nullptr);
 }
 
 namespace {
 Trace record(const recipes::RecipeInfo& recipe, const properties::Scenario& s,
-             std::unique_ptr<sim::Strategy> strategy, std::string* strategy_divergence) {
+             std::unique_ptr<sim::Strategy> strategy, std::string* strategy_divergence,
+             const std::vector<sim::LoggedEvent>* expected_events) {
   Trace t;
   t.recipe = recipe.name;
   t.recipe_kind = recipes::to_string(recipe.kind);
@@ -93,8 +95,8 @@ Trace record(const recipes::RecipeInfo& recipe, const properties::Scenario& s,
   t.recipe_fingerprint = recipe_fingerprint(recipe);
   t.scenario = s;
   t.strategy = strategy ? strategy->name() : "random";
-  RunResult r =
-      properties::run_in_sim(recipe.make, s, /*keep_event_log=*/true, std::move(strategy));
+  RunResult r = properties::run_in_sim(recipe.make, s, /*keep_event_log=*/true, std::move(strategy),
+                                       expected_events);
   t.decisions = std::move(r.decisions);
   t.events = std::move(r.events);
   t.event_count = t.events.size();
@@ -111,13 +113,20 @@ std::optional<Divergence> first_divergence(const Trace& rec, const Trace& now) {
   const size_t n = std::min(rec.events.size(), now.events.size());
   for (size_t i = 0; i < n; ++i) {
     if (!same_log_event(rec.events[i], now.events[i])) {
-      return diverge("event log", i, event_line(rec.events[i]), event_line(now.events[i]));
+      Divergence d = diverge("event log", i, event_line(rec.events[i]), event_line(now.events[i]));
+      d.at = now.events[i].at;
+      d.client = now.events[i].client;
+      return d;
     }
   }
   if (rec.events.size() != now.events.size()) {
-    return diverge("event log", n,
-                   n < rec.events.size() ? event_line(rec.events[n]) : "(end of the log)",
-                   n < now.events.size() ? event_line(now.events[n]) : "(end of the log)");
+    Divergence d = diverge("event log", n,
+                           n < rec.events.size() ? event_line(rec.events[n]) : "(end of the log)",
+                           n < now.events.size() ? event_line(now.events[n]) : "(end of the log)");
+    const sim::LoggedEvent& e = n < now.events.size() ? now.events[n] : rec.events[n];
+    d.at = e.at;
+    d.client = e.client;
+    return d;
   }
   const auto& rh = rec.history.events();
   const auto& nh = now.history.events();
@@ -154,8 +163,16 @@ std::optional<Divergence> first_divergence(const Trace& rec, const Trace& now) {
 ReplayResult replay_trace(const Trace& recorded, const recipes::RecipeInfo& recipe) {
   ReplayResult out;
   std::string strategy_divergence;
+  // Strict: the run is compared event by event as it is written and stops at the first event
+  // that leaves the recording (sim::EventLog::expect); the rest is compared afterwards.
   out.replayed = record(recipe, recorded.scenario, sim::make_replay_strategy(recorded.decisions),
-                        &strategy_divergence);
+                        &strategy_divergence, &recorded.events);
+  // The log keeps lines up to and including the first divergent one, so the run stopped early
+  // exactly when its last line is not the recording's line at that index.
+  const std::vector<sim::LoggedEvent>& got = out.replayed.events;
+  out.stopped_early =
+      !got.empty() && (got.size() > recorded.events.size() ||
+                       !same_log_event(got.back(), recorded.events[got.size() - 1]));
   out.divergence = first_divergence(recorded, out.replayed);
   if (out.divergence) out.divergence->detail = strategy_divergence;
   if (!out.divergence && out.replayed.decisions != recorded.decisions) {

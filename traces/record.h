@@ -4,10 +4,12 @@
 // the event log kept, takes the scheduler's decisions, the log, the history and the verdicts of
 // every property the recipe's claims make applicable (properties::judge), and returns them as a
 // Trace. replay_trace() runs the trace's scenario again with sim::make_replay_strategy over the
-// recorded decisions and compares everything the run produced with the recording, strictly: the
-// first difference (event-log line, history event, event count, hash, verdict) is reported and
-// nothing after it is judged. recheck_trace() ignores the decisions and runs the scenario with the
-// seeded random strategy against the current code, as `lockstep check` would.
+// recorded decisions and compares everything the run produced with the recording, strictly: each
+// event-log line is compared as the simulator writes it and the run stops at the first one that
+// differs (sim::EventLog::expect); then history, event count, hash and verdict are compared. The
+// first difference is reported and nothing after it is judged. recheck_trace() ignores the
+// decisions and runs the scenario with the seeded random strategy against the current code, as
+// `lockstep check` would.
 //
 // Deterministic and single-threaded, like the simulator it drives; no file I/O here.
 #pragma once
@@ -39,6 +41,8 @@ struct Divergence {
   std::string where;     // "event log", "history", "event count", "event-log hash", "verdict",
                          // "decisions", "strategy"
   uint64_t index = 0;    // the first differing event / history index (0 where meaningless)
+  zk::Time at;           // "event log": the divergent event's time and client (the replayed
+  uint32_t client = 0;   // one; the recorded one when the replay's log ended first)
   std::string expected;  // what the recording holds there
   std::string actual;    // what the replay produced there
   std::string detail;    // the replay strategy's own account, when it left the recording
@@ -49,8 +53,9 @@ struct Divergence {
 std::optional<Divergence> first_divergence(const Trace& recorded, const Trace& replayed);
 
 struct ReplayResult {
-  Trace replayed;
+  Trace replayed;  // when stopped_early: the run up to and including the divergent event
   std::optional<Divergence> divergence;
+  bool stopped_early = false;  // the run stopped at the first divergent event-log line
 };
 
 // REQUIRES: `recipe` is the trace's recipe.

@@ -2,6 +2,7 @@
 // text timeline and the HTML page's static content.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "traces/commands.h"
@@ -70,6 +71,80 @@ TEST(Replay, NamesTheFirstDivergentEvent) {
       << r.out;
   EXPECT_NE(r.out.find("expected: " + event_line(t.events[i])), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("actual:   " + actual), std::string::npos) << r.out;
+}
+
+// Replay is strict: with an event-log line edited in the middle of the recording, the run stops
+// at exactly that event (its log ends there, nothing after it runs), and the command names the
+// index, time and client and exits 3.
+TEST(Replay, StopsAtTheFirstDivergentEvent) {
+  TempDir dir;
+  Trace t = expiry_trace();
+  const size_t i = t.events.size() / 3;
+  const sim::LoggedEvent original = t.events[i];
+  t.events[i].text += " (edited)";
+  const ReplayResult r = replay_trace(t, *recipes::find_recipe(t.recipe));
+  ASSERT_TRUE(r.divergence.has_value());
+  EXPECT_EQ(r.divergence->where, "event log");
+  EXPECT_EQ(r.divergence->index, i);
+  EXPECT_EQ(r.divergence->at, original.at);
+  EXPECT_EQ(r.divergence->client, original.client);
+  EXPECT_TRUE(r.stopped_early);
+  ASSERT_EQ(r.replayed.events.size(), i + 1) << "the run went on past the divergent event";
+  EXPECT_EQ(event_line(r.replayed.events[i]), event_line(original));
+  const CommandResult c = run_command(replay_main, "replay", {save(dir, t, "t.json")});
+  EXPECT_EQ(c.code, kExitDiverged) << c.out << c.err;
+  char at[32];
+  std::snprintf(at, sizeof at, "t=%lld.%06lld, c%u",
+                static_cast<long long>(original.at.us / 1000000),
+                static_cast<long long>(original.at.us % 1000000), original.client);
+  EXPECT_NE(c.out.find("first divergent event log event #" + std::to_string(i) + " (" + at + ")"),
+            std::string::npos)
+      << c.out;
+  EXPECT_NE(c.out.find("stopped at that event: " + std::to_string(i + 1) + " of " +
+                       std::to_string(t.event_count) + " recorded events replayed"),
+            std::string::npos)
+      << c.out;
+}
+
+// A recording that ends early (its last lines cut off) makes the replay stop at the first
+// event past its end instead of running on.
+TEST(Replay, StopsAtTheFirstEventPastARecordingsEnd) {
+  Trace t = expiry_trace();
+  const size_t keep = t.events.size() / 2;
+  t.events.resize(keep);
+  t.event_count = keep;
+  const ReplayResult r = replay_trace(t, *recipes::find_recipe(t.recipe));
+  ASSERT_TRUE(r.divergence.has_value());
+  EXPECT_EQ(r.divergence->where, "event log");
+  EXPECT_EQ(r.divergence->index, keep);
+  EXPECT_EQ(r.divergence->expected, "(end of the log)");
+  EXPECT_TRUE(r.stopped_early);
+  EXPECT_EQ(r.replayed.events.size(), keep + 1);
+}
+
+// The log's strict mode on its own: lines are compared as they are appended, the first
+// different one is the last line kept, later ones are dropped and stopped() turns true; a log
+// without expectations keeps everything.
+TEST(EventLogExpect, KeepsLinesUpToTheFirstDifference) {
+  std::vector<sim::LoggedEvent> expected = {
+      {0, zk::Time{} + zk::microseconds(1), 1, "send", "a"},
+      {1, zk::Time{} + zk::microseconds(2), 1, "send", "b"},
+      {2, zk::Time{} + zk::microseconds(3), 2, "reply", "c"},
+  };
+  sim::EventLog strict;
+  strict.expect(&expected);
+  strict.add(zk::Time{} + zk::microseconds(1), 1, "send", "a");
+  EXPECT_FALSE(strict.stopped());
+  strict.add(zk::Time{} + zk::microseconds(2), 2, "send", "b");  // other client
+  EXPECT_TRUE(strict.stopped());
+  strict.add(zk::Time{} + zk::microseconds(3), 2, "reply", "c");
+  ASSERT_EQ(strict.events().size(), 2u);
+  EXPECT_EQ(strict.events()[1].client, 2u);
+  sim::EventLog plain;
+  plain.add(zk::Time{} + zk::microseconds(1), 1, "send", "x");
+  plain.add(zk::Time{} + zk::microseconds(2), 2, "send", "y");
+  EXPECT_FALSE(plain.stopped());
+  EXPECT_EQ(plain.events().size(), 2u);
 }
 
 // A changed decision steers the run elsewhere: replay diverges (the replay strategy leaves its
