@@ -7,11 +7,33 @@
 
 #include "cli/cli.h"
 #include "properties/check.h"
+#ifdef LOCKSTEP_HAVE_REAL
+#include "properties/check_real.h"  // --real / --ensemble
+#endif
 
 namespace lockstep::cli {
 namespace {
 
+// --real / --ensemble: the same table against a real ZooKeeper server (properties/check_real.h).
+int run_check_real(const std::vector<std::string>& args) {
+#ifdef LOCKSTEP_HAVE_REAL
+  return call_with_argv(args, [](int argc, char** argv) {
+    return properties::check_real_main(argc, argv, std::cout, std::cerr,
+                                       isatty(STDOUT_FILENO) != 0);
+  });
+#else
+  (void)args;
+  std::cerr << "lockstep check: --real/--ensemble need the real ZooKeeper client, which this "
+               "build leaves out (configured with -DLOCKSTEP_REAL=OFF or without "
+               "libzookeeper-mt-dev)\n";
+  return kExitFailure;
+#endif
+}
+
 int run_check(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--real" || a == "--ensemble") return run_check_real(args);
+  }
   return call_with_argv(args, [](int argc, char** argv) {
     return properties::check_main(argc, argv, std::cout, std::cerr, isatty(STDOUT_FILENO) != 0);
   });

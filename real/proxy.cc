@@ -84,6 +84,7 @@ struct Proxy::Impl {
   bool cut_pending = false;
   bool blackhole = false;
   bool drop_armed = false;
+  bool drop_request = false;  // drop the request itself, not its reply
   std::set<int32_t> drop_types;
   std::string drop_path;
   int dropped = 0;
@@ -138,6 +139,11 @@ struct Proxy::Impl {
         if (drop_armed && drop_types.count(type) != 0 &&
             (drop_path.empty() || path_of(in, total).find(drop_path) != std::string::npos)) {
           drop_armed = false;
+          if (drop_request) {
+            ++dropped;
+            in.clear();
+            return false;  // the request is lost with the connection
+          }
           c.has_drop = true;
           c.drop_xid = xid;
         }
@@ -308,6 +314,16 @@ void Proxy::drop_reply_to(std::set<int32_t> types, std::string path_contains) {
   impl_->request([this, &types, &path_contains] {
     impl_->drop_types = std::move(types);
     impl_->drop_path = std::move(path_contains);
+    impl_->drop_request = false;
+    impl_->drop_armed = true;
+  });
+}
+
+void Proxy::drop_request_to(std::set<int32_t> types, std::string path_contains) {
+  impl_->request([this, &types, &path_contains] {
+    impl_->drop_types = std::move(types);
+    impl_->drop_path = std::move(path_contains);
+    impl_->drop_request = true;
     impl_->drop_armed = true;
   });
 }

@@ -11,7 +11,10 @@
 //   - drop_reply_to(types): the next request of one of the given ZooKeeper op types (for
 //     example kOpCreate, kOpCreate2) is forwarded to the server, its reply is dropped and the
 //     connection is cut right there: the request was applied, the client sees connection loss
-//     (the ambiguous create / the lost delete reply, made certain).
+//     (the ambiguous create / the lost delete reply, made certain);
+//   - drop_request_to(types): the next request of one of the given types is not forwarded and
+//     the connection is cut instead: the request was not applied, the client sees connection
+//     loss (the other side of the same ambiguity).
 // The proxy understands ZooKeeper's framing (4-byte big-endian length, then a request header
 // {xid, type} from the client or a reply header {xid, zxid, err} from the server; the first
 // frame each way is the connect handshake) and forwards whole frames.
@@ -55,7 +58,9 @@ class Proxy {
   // `path_contains` is not empty, whose path contains it (create, delete and set_data carry
   // their path first).
   void drop_reply_to(std::set<int32_t> types, std::string path_contains = "");
-  // How many replies have been dropped so far.
+  // Arms a one-shot request drop, matched like drop_reply_to.
+  void drop_request_to(std::set<int32_t> types, std::string path_contains = "");
+  // How many replies (or requests) have been dropped so far.
   int replies_dropped() const;
   // Connections currently open (pairs client <-> server).
   int connections() const;
