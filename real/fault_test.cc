@@ -30,12 +30,56 @@ long long ms_since(std::chrono::steady_clock::time_point t0) {
       .count();
 }
 
-std::unique_ptr<Proxy> start_proxy(int port) {
-  std::string error;
-  auto p = Proxy::start(port, &error);
-  EXPECT_TRUE(p) << error;
-  return p;
-}
+// Each test starts its own servers (a fault leaves them in a state no other test should see)
+// and one event loop. Members are declared so that the loop, and with it the sessions of the
+// test body, goes before the proxy and the proxy before the servers.
+class RealFaults : public ::testing::Test {
+ protected:
+  // Starts `servers` servers and, when `proxied`, a TCP proxy in front of server 1; the test
+  // fails if either does not start (call under ASSERT_NO_FATAL_FAILURE).
+  void start(int servers = 1, bool proxied = true) {
+    cluster_ = testing::start_cluster(servers);
+    ASSERT_TRUE(cluster_);
+    if (!proxied) return;
+    std::string error;
+    proxy_ = Proxy::start(cluster_->client_port(1), &error);
+    ASSERT_TRUE(proxy_) << error;
+  }
+  void start_direct(int servers = 1) { start(servers, /*proxied=*/false); }
+
+  // Options for a session through the proxy, or straight to the servers.
+  SessionOptions via_proxy(zk::Duration timeout = zk::seconds(4)) const {
+    return options_for(proxy_->address(), timeout);
+  }
+  SessionOptions direct(zk::Duration timeout = zk::seconds(4)) const {
+    return options_for(cluster_->connect_string(), timeout);
+  }
+
+  // Runs the loop until every one of `sessions` is kConnected; false if one is not in time.
+  template <class... Sessions>
+  bool all_connected(Sessions&... sessions) {
+    return (wait_state(loop_, sessions, SessionState::kConnected) && ...);
+  }
+
+  // `path` exists and is an ephemeral owned by session `owner`.
+  ::testing::AssertionResult owned_by(RealSession& s, const std::string& path,
+                                      zk::SessionId owner) {
+    auto st = get(loop_, s, s.exists(path));
+    if (st.error != Error::kOk)
+      return ::testing::AssertionFailure()
+             << "exists(" << path << "): " << zk::error_name(st.error);
+    if (st.value.ephemeral_owner != owner)
+      return ::testing::AssertionFailure() << path << " is not owned by the expected session";
+    return ::testing::AssertionSuccess();
+  }
+
+  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<Proxy> proxy_;
+  EventLoop loop_;
+};
+
+// The C client's reference behaviour is provoked with the same servers, proxy and loop.
+class RealCClientReference : public RealFaults {};
 
 // Session states from a subscription, until `last` arrives or the wait gives up.
 std::vector<SessionState> states_until(EventLoop& loop, zk::Session& s,
@@ -55,70 +99,63 @@ std::vector<SessionState> states_until(EventLoop& loop, zk::Session& s,
 // ephemeral is gone for an observer (whose exists watch fires), and the victim sees kConnecting
 // then kExpired, its own watch reports only session events, and every later call fails with
 // kInvalidState until reopen().
-TEST(RealFaults, ForcedExpiryDeletesEphemeralsAndTheVictimSeesExpired) {
-  auto cluster = testing::start_cluster(1);
-  ASSERT_TRUE(cluster);
-  auto proxy = start_proxy(cluster->client_port(1));
-  ASSERT_TRUE(proxy);
-  EventLoop loop;
-  RealSession victim(loop, options_for(proxy->address()));
-  RealSession observer(loop, options_for(cluster->connect_string()));
-  ASSERT_TRUE(wait_state(loop, victim, SessionState::kConnected));
-  ASSERT_TRUE(wait_state(loop, observer, SessionState::kConnected));
-  ASSERT_EQ(get(loop, victim, victim.create("/v", "", CreateMode::kEphemeral)).error, Error::kOk);
+TEST_F(RealFaults, ForcedExpiryDeletesEphemeralsAndTheVictimSeesExpired) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  RealSession victim(loop_, via_proxy());
+  RealSession observer(loop_, direct());
+  ASSERT_TRUE(all_connected(victim, observer));
+  ASSERT_EQ(get(loop_, victim, victim.create("/v", "", CreateMode::kEphemeral)).error, Error::kOk);
   zk::Watch own, seen;
-  ASSERT_EQ(get(loop, victim, victim.get_data("/v", &own)).error, Error::kOk);
-  ASSERT_EQ(get(loop, observer, observer.exists("/v", &seen)).error, Error::kOk);
+  ASSERT_EQ(get(loop_, victim, victim.get_data("/v", &own)).error, Error::kOk);
+  ASSERT_EQ(get(loop_, observer, observer.exists("/v", &seen)).error, Error::kOk);
   zk::SessionEvents events = victim.subscribe();
-  EXPECT_TRUE(cluster->session_alive(victim.id()));
+  EXPECT_TRUE(cluster_->session_alive(victim.id()));
 
   const auto t0 = std::chrono::steady_clock::now();
   const int tries =
-      expire_session(*cluster, cluster->connect_string(), victim.credentials(), proxy.get());
+      expire_session(*cluster_, cluster_->connect_string(), victim.credentials(), proxy_.get());
   std::printf("[measure] forced expiry of an isolated victim: %d tries, %lld ms\n", tries,
               ms_since(t0));
   ASSERT_GT(tries, 0);
-  EXPECT_FALSE(cluster->session_alive(victim.id()));
+  EXPECT_FALSE(cluster_->session_alive(victim.id()));
 
-  auto gone = wait_for(loop, observer, seen);
+  auto gone = wait_for(loop_, observer, seen);
   ASSERT_EQ(gone.error, Error::kOk);
   EXPECT_EQ(gone.value.type, zk::EventType::kDeleted);
-  EXPECT_EQ(get(loop, observer, observer.exists("/v")).error, Error::kNoNode);
+  EXPECT_EQ(get(loop_, observer, observer.exists("/v")).error, Error::kNoNode);
 
   const std::vector<SessionState> states =
-      states_until(loop, victim, events, SessionState::kExpired);
+      states_until(loop_, victim, events, SessionState::kExpired);
   EXPECT_EQ(states, (std::vector<SessionState>{SessionState::kConnecting, SessionState::kExpired}));
   EXPECT_EQ(victim.state(), SessionState::kExpired);
   EXPECT_FALSE(own.fired());
   EXPECT_TRUE(own.dead());
-  EXPECT_EQ(get(loop, victim, victim.exists("/")).error, Error::kInvalidState);
-  EXPECT_EQ(get(loop, victim, victim.create("/w", "", CreateMode::kPersistent)).error,
+  EXPECT_EQ(get(loop_, victim, victim.exists("/")).error, Error::kInvalidState);
+  EXPECT_EQ(get(loop_, victim, victim.create("/w", "", CreateMode::kPersistent)).error,
             Error::kInvalidState);
-  EXPECT_EQ(get(loop, victim, victim.close()).error, Error::kInvalidState);
+  EXPECT_EQ(get(loop_, victim, victim.close()).error, Error::kInvalidState);
   EXPECT_EQ(victim.state(), SessionState::kExpired);
   victim.reopen();
-  ASSERT_TRUE(wait_state(loop, victim, SessionState::kConnected));
-  EXPECT_EQ(get(loop, victim, victim.exists("/")).error, Error::kOk);
+  ASSERT_TRUE(all_connected(victim));
+  EXPECT_EQ(get(loop_, victim, victim.exists("/")).error, Error::kOk);
 }
 
 // Forced expiry of a victim that stays connected (no proxy) still ends the session (the
 // retries win the race against the victim's immediate reconnects) and the victim ends in
 // kExpired; whether its own watch saw its ephemeral's deletion first depends on that race.
-TEST(RealFaults, ForcedExpiryOfAConnectedVictimEndsTheSession) {
-  auto cluster = testing::start_cluster(1);
-  ASSERT_TRUE(cluster);
-  EventLoop loop;
-  RealSession victim(loop, options_for(cluster->connect_string()));
-  ASSERT_TRUE(wait_state(loop, victim, SessionState::kConnected));
-  ASSERT_EQ(get(loop, victim, victim.create("/v", "", CreateMode::kEphemeral)).error, Error::kOk);
+TEST_F(RealFaults, ForcedExpiryOfAConnectedVictimEndsTheSession) {
+  ASSERT_NO_FATAL_FAILURE(start_direct());
+  RealSession victim(loop_, direct());
+  ASSERT_TRUE(all_connected(victim));
+  ASSERT_EQ(get(loop_, victim, victim.create("/v", "", CreateMode::kEphemeral)).error, Error::kOk);
   zk::Watch own;
-  ASSERT_EQ(get(loop, victim, victim.get_data("/v", &own)).error, Error::kOk);
+  ASSERT_EQ(get(loop_, victim, victim.get_data("/v", &own)).error, Error::kOk);
   const auto t0 = std::chrono::steady_clock::now();
-  const int tries = expire_session(*cluster, cluster->connect_string(), victim.credentials());
+  const int tries = expire_session(*cluster_, cluster_->connect_string(), victim.credentials());
   std::printf("[measure] forced expiry of a connected victim: %d tries, %lld ms\n", tries,
               ms_since(t0));
   ASSERT_GT(tries, 0);
-  ASSERT_TRUE(wait_state(loop, victim, SessionState::kExpired));
+  ASSERT_TRUE(wait_state(loop_, victim, SessionState::kExpired));
   std::printf("[observe] the victim's own data watch %s\n",
               own.fired() ? "fired kDeleted before kExpired" : "saw only session events");
   EXPECT_TRUE(own.fired() || own.dead());
@@ -127,68 +164,57 @@ TEST(RealFaults, ForcedExpiryOfAConnectedVictimEndsTheSession) {
 // A create whose reply the proxy drops (and cuts the connection right there) completes with
 // kConnectionLoss; after the client reconnects with the same session, the node exists and its
 // ephemeralOwner is that session: the ambiguous create of S6, made certain.
-TEST(RealFaults, DroppedCreateReplyIsConnectionLossButTheNodeExists) {
-  auto cluster = testing::start_cluster(1);
-  ASSERT_TRUE(cluster);
-  auto proxy = start_proxy(cluster->client_port(1));
-  ASSERT_TRUE(proxy);
-  EventLoop loop;
-  RealSession s(loop, options_for(proxy->address()));
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
+TEST_F(RealFaults, DroppedCreateReplyIsConnectionLossButTheNodeExists) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  RealSession s(loop_, via_proxy());
+  ASSERT_TRUE(all_connected(s));
   const zk::SessionId id = s.id();
   zk::SessionEvents events = s.subscribe();
 
-  proxy->drop_reply_to({kOpCreate, kOpCreate2});
-  auto c = get(loop, s, s.create("/lock-", "", CreateMode::kEphemeralSequential));
+  proxy_->drop_reply_to({kOpCreate, kOpCreate2});
+  auto c = get(loop_, s, s.create("/lock-", "", CreateMode::kEphemeralSequential));
   EXPECT_EQ(c.error, Error::kConnectionLoss);
-  EXPECT_EQ(proxy->replies_dropped(), 1);
+  EXPECT_EQ(proxy_->replies_dropped(), 1);
 
-  const std::vector<SessionState> states = states_until(loop, s, events, SessionState::kConnected);
+  const std::vector<SessionState> states = states_until(loop_, s, events, SessionState::kConnected);
   EXPECT_EQ(states,
             (std::vector<SessionState>{SessionState::kConnecting, SessionState::kConnected}));
   EXPECT_EQ(s.id(), id);
-  auto kids = get(loop, s, s.get_children("/"));
+  auto kids = get(loop_, s, s.get_children("/"));
   ASSERT_EQ(kids.error, Error::kOk);
   std::string mine;
   for (const auto& n : kids.value.names) {
     if (n.rfind("lock-", 0) == 0) mine = n;
   }
   ASSERT_EQ(mine, "lock-0000000000");
-  auto st = get(loop, s, s.exists("/" + mine));
-  ASSERT_EQ(st.error, Error::kOk);
-  EXPECT_EQ(st.value.ephemeral_owner, id);
+  EXPECT_TRUE(owned_by(s, "/" + mine, id));
 }
 
 // A watch survives a connection loss within the session timeout: it gets kConnecting and
 // kConnected, and a change made while the client was cut off fires it after the reconnect.
 // Provoked by cutting the proxy while it black-holes new connections, then healing.
-TEST(RealFaults, WatchSurvivesADisconnectAndFiresForAChangeMadeMeanwhile) {
-  auto cluster = testing::start_cluster(1);
-  ASSERT_TRUE(cluster);
-  auto proxy = start_proxy(cluster->client_port(1));
-  ASSERT_TRUE(proxy);
-  EventLoop loop;
-  RealSession s(loop, options_for(proxy->address()));
-  RealSession other(loop, options_for(cluster->connect_string()));
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
-  ASSERT_TRUE(wait_state(loop, other, SessionState::kConnected));
-  ASSERT_EQ(get(loop, s, s.create("/w", "", CreateMode::kPersistent)).error, Error::kOk);
+TEST_F(RealFaults, WatchSurvivesADisconnectAndFiresForAChangeMadeMeanwhile) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  RealSession s(loop_, via_proxy());
+  RealSession other(loop_, direct());
+  ASSERT_TRUE(all_connected(s, other));
+  ASSERT_EQ(get(loop_, s, s.create("/w", "", CreateMode::kPersistent)).error, Error::kOk);
   zk::Watch w;
-  ASSERT_EQ(get(loop, s, s.get_data("/w", &w)).error, Error::kOk);
+  ASSERT_EQ(get(loop_, s, s.get_data("/w", &w)).error, Error::kOk);
 
-  proxy->set_blackhole(true);
-  proxy->cut();
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnecting));
-  ASSERT_EQ(get(loop, other, other.set_data("/w", "changed")).error, Error::kOk);
-  loop.run_for(zk::milliseconds(50));
+  proxy_->set_blackhole(true);
+  proxy_->cut();
+  ASSERT_TRUE(wait_state(loop_, s, SessionState::kConnecting));
+  ASSERT_EQ(get(loop_, other, other.set_data("/w", "changed")).error, Error::kOk);
+  loop_.run_for(zk::milliseconds(50));
   EXPECT_FALSE(w.fired());
-  proxy->set_blackhole(false);
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
+  proxy_->set_blackhole(false);
+  ASSERT_TRUE(all_connected(s));
 
   // The watch reports the disconnect and the reconnect, then the change made meanwhile.
   std::vector<zk::WatchEvent> seen;
   for (int i = 0; i < 8; ++i) {
-    auto e = wait_for(loop, s, w);
+    auto e = wait_for(loop_, s, w);
     ASSERT_EQ(e.error, Error::kOk);
     seen.push_back(e.value);
     if (e.value.type != zk::EventType::kSession) break;
@@ -202,130 +228,104 @@ TEST(RealFaults, WatchSurvivesADisconnectAndFiresForAChangeMadeMeanwhile) {
 
 // A client cut off for longer than its session timeout is expired by the server (its
 // ephemeral is deleted while it is away) and learns kExpired when it gets through again.
-TEST(RealFaults, BlackHoleLongerThanTheTimeoutExpiresTheSession) {
-  auto cluster = testing::start_cluster(1);
-  ASSERT_TRUE(cluster);
-  auto proxy = start_proxy(cluster->client_port(1));
-  ASSERT_TRUE(proxy);
-  EventLoop loop;
-  RealSession s(loop, options_for(proxy->address(), zk::milliseconds(400)));
-  RealSession other(loop, options_for(cluster->connect_string()));
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
-  ASSERT_TRUE(wait_state(loop, other, SessionState::kConnected));
+TEST_F(RealFaults, BlackHoleLongerThanTheTimeoutExpiresTheSession) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  RealSession s(loop_, via_proxy(zk::milliseconds(400)));
+  RealSession other(loop_, direct());
+  ASSERT_TRUE(all_connected(s, other));
   ASSERT_EQ(s.timeout(), zk::milliseconds(400));
-  ASSERT_EQ(get(loop, s, s.create("/e", "", CreateMode::kEphemeral)).error, Error::kOk);
+  ASSERT_EQ(get(loop_, s, s.create("/e", "", CreateMode::kEphemeral)).error, Error::kOk);
   zk::SessionEvents events = s.subscribe();
 
   const auto t0 = std::chrono::steady_clock::now();
-  proxy->set_blackhole(true);
-  ASSERT_TRUE(loop.run_until([&] { return !cluster->session_alive(s.id()); }, 10000));
+  proxy_->set_blackhole(true);
+  ASSERT_TRUE(loop_.run_until([&] { return !cluster_->session_alive(s.id()); }, 10000));
   std::printf("[measure] black-holed 400 ms session expired by the server after %lld ms\n",
               ms_since(t0));
-  EXPECT_EQ(get(loop, other, other.exists("/e")).error, Error::kNoNode);
-  proxy->set_blackhole(false);
-  const std::vector<SessionState> states = states_until(loop, s, events, SessionState::kExpired);
+  EXPECT_EQ(get(loop_, other, other.exists("/e")).error, Error::kNoNode);
+  proxy_->set_blackhole(false);
+  const std::vector<SessionState> states = states_until(loop_, s, events, SessionState::kExpired);
   EXPECT_EQ(states, (std::vector<SessionState>{SessionState::kConnecting, SessionState::kExpired}));
 }
 
 // A standalone server stopped and restarted on the same data directory within the session
 // timeout keeps the session and its ephemeral: the client reconnects with the same id.
-TEST(RealFaults, ServerRestartKeepsTheSession) {
-  auto cluster = testing::start_cluster(1);
-  ASSERT_TRUE(cluster);
-  EventLoop loop;
-  RealSession s(loop, options_for(cluster->connect_string(), zk::seconds(4)));
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
-  ASSERT_EQ(get(loop, s, s.create("/e", "", CreateMode::kEphemeral)).error, Error::kOk);
+TEST_F(RealFaults, ServerRestartKeepsTheSession) {
+  ASSERT_NO_FATAL_FAILURE(start_direct());
+  RealSession s(loop_, direct());
+  ASSERT_TRUE(all_connected(s));
+  ASSERT_EQ(get(loop_, s, s.create("/e", "", CreateMode::kEphemeral)).error, Error::kOk);
   const zk::SessionId id = s.id();
 
-  cluster->stop(1);
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnecting));
+  cluster_->stop(1);
+  ASSERT_TRUE(wait_state(loop_, s, SessionState::kConnecting));
   const auto t0 = std::chrono::steady_clock::now();
-  ASSERT_EQ(cluster->restart(1), "");
+  ASSERT_EQ(cluster_->restart(1), "");
   std::printf("[measure] standalone restart ready in %lld ms\n", ms_since(t0));
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
+  ASSERT_TRUE(all_connected(s));
   EXPECT_EQ(s.id(), id);
-  auto st = get(loop, s, s.exists("/e"));
-  ASSERT_EQ(st.error, Error::kOk);
-  EXPECT_EQ(st.value.ephemeral_owner, id);
+  EXPECT_TRUE(owned_by(s, "/e", id));
 }
 
 // Killing the ensemble's leader elects a new one; sessions survive (same id, ephemeral still
 // owned) and writes succeed again.
-TEST(RealFaults, EnsembleLeaderKillKeepsSessions) {
-  auto cluster = testing::start_cluster(3);
-  ASSERT_TRUE(cluster);
-  ASSERT_TRUE(cluster->wait_for_leader(10000));
-  EventLoop loop;
-  RealSession s(loop, options_for(cluster->connect_string(), zk::seconds(4)));
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
-  ASSERT_EQ(get(loop, s, s.create("/e", "", CreateMode::kEphemeral)).error, Error::kOk);
+TEST_F(RealFaults, EnsembleLeaderKillKeepsSessions) {
+  ASSERT_NO_FATAL_FAILURE(start_direct(3));
+  ASSERT_TRUE(cluster_->wait_for_leader(10000));
+  RealSession s(loop_, direct());
+  ASSERT_TRUE(all_connected(s));
+  ASSERT_EQ(get(loop_, s, s.create("/e", "", CreateMode::kEphemeral)).error, Error::kOk);
   const zk::SessionId id = s.id();
-  const int old_leader = cluster->leader();
+  const int old_leader = cluster_->leader();
   ASSERT_NE(old_leader, 0);
 
   const auto t0 = std::chrono::steady_clock::now();
-  cluster->kill(old_leader);
-  ASSERT_TRUE(cluster->wait_for_leader(15000));
+  cluster_->kill(old_leader);
+  ASSERT_TRUE(cluster_->wait_for_leader(15000));
   std::printf("[measure] new leader %lld ms after the leader was killed\n", ms_since(t0));
-  EXPECT_NE(cluster->leader(), old_leader);
+  EXPECT_NE(cluster_->leader(), old_leader);
   // The write goes through whichever server the client is (re)connected to.
-  auto c = get(loop, s, s.create("/after", "", CreateMode::kPersistent));
+  auto c = get(loop_, s, s.create("/after", "", CreateMode::kPersistent));
   if (c.error == Error::kConnectionLoss)
-    c = get(loop, s, s.create("/after", "", CreateMode::kPersistent));
+    c = get(loop_, s, s.create("/after", "", CreateMode::kPersistent));
   EXPECT_TRUE(c.error == Error::kOk || c.error == Error::kNodeExists) << zk::error_name(c.error);
   EXPECT_EQ(s.state(), SessionState::kConnected);
   EXPECT_EQ(s.id(), id);
-  auto st = get(loop, s, s.exists("/e"));
-  ASSERT_EQ(st.error, Error::kOk);
-  EXPECT_EQ(st.value.ephemeral_owner, id);
+  EXPECT_TRUE(owned_by(s, "/e", id));
 }
-
-}  // namespace
-}  // namespace lockstep::real
-
-namespace lockstep::real {
-namespace {
 
 // Reference behaviour of the C client that the contract's error list does not mention: a
 // request pending when the CLIENT's own timer declares the connection dead (nothing heard for
 // 2/3 of the session timeout) completes with ZOPERATIONTIMEOUT, not ZCONNECTIONLOSS (which is
 // what a connection closed by the other side gives). Provoked by black-holing the proxy.
-TEST(RealCClientReference, PendingRequestFailsWithOperationTimeoutWhenTheClientTimesOut) {
-  auto cluster = testing::start_cluster(1);
-  ASSERT_TRUE(cluster);
-  auto proxy = start_proxy(cluster->client_port(1));
-  ASSERT_TRUE(proxy);
-  EventLoop loop;
-  RealSession s(loop, options_for(proxy->address(), zk::seconds(1)));
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
-  proxy->set_blackhole(true);
+TEST_F(RealCClientReference, PendingRequestFailsWithOperationTimeoutWhenTheClientTimesOut) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  RealSession s(loop_, via_proxy(zk::seconds(1)));
+  ASSERT_TRUE(all_connected(s));
+  proxy_->set_blackhole(true);
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = get(loop, s, s.exists("/"));
+  auto r = get(loop_, s, s.exists("/"));
   std::printf("[measure] black-holed request failed after %lld ms (1 s session)\n", ms_since(t0));
   EXPECT_EQ(r.error, Error::kOperationTimeout);
   EXPECT_TRUE(zk::is_ambiguous(r.error));
   EXPECT_EQ(s.state(), SessionState::kConnecting);
-  proxy->set_blackhole(false);
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
+  proxy_->set_blackhole(false);
+  ASSERT_TRUE(all_connected(s));
 }
 
 // A request still in flight when the session is closed completes with ZCLOSING although the
 // server may have applied it: zk::is_ambiguous() does not list kClosing. Provoked by a create
 // followed at once by close().
-TEST(RealCClientReference, RequestInFlightAtCloseFailsWithClosingYetMayBeApplied) {
-  auto cluster = testing::start_cluster(1);
-  ASSERT_TRUE(cluster);
-  EventLoop loop;
-  RealSession s(loop, options_for(cluster->connect_string()));
-  RealSession other(loop, options_for(cluster->connect_string()));
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
-  ASSERT_TRUE(wait_state(loop, other, SessionState::kConnected));
+TEST_F(RealCClientReference, RequestInFlightAtCloseFailsWithClosingYetMayBeApplied) {
+  ASSERT_NO_FATAL_FAILURE(start_direct());
+  RealSession s(loop_, direct());
+  RealSession other(loop_, direct());
+  ASSERT_TRUE(all_connected(s, other));
   auto created = s.create("/inflight", "", CreateMode::kPersistent);
   auto closed = s.close();
-  EXPECT_EQ(get(loop, s, std::move(created)).error, Error::kClosing);
-  EXPECT_EQ(get(loop, s, std::move(closed)).error, Error::kOk);
-  const Error after = get(loop, other, other.exists("/inflight")).error;
+  EXPECT_EQ(get(loop_, s, std::move(created)).error, Error::kClosing);
+  EXPECT_EQ(get(loop_, s, std::move(closed)).error, Error::kOk);
+  const Error after = get(loop_, other, other.exists("/inflight")).error;
   std::printf("[observe] create in flight at close: node %s afterwards\n",
               after == Error::kOk ? "exists" : "does not exist");
   EXPECT_TRUE(after == Error::kOk || after == Error::kNoNode);
@@ -333,15 +333,13 @@ TEST(RealCClientReference, RequestInFlightAtCloseFailsWithClosingYetMayBeApplied
 
 // A request issued while the only server is down fails with kConnectionLoss at the client's
 // next failed connection attempt (it is not kept until a server comes back).
-TEST(RealCClientReference, RequestWhileTheServerIsDownFailsWithConnectionLoss) {
-  auto cluster = testing::start_cluster(1);
-  ASSERT_TRUE(cluster);
-  EventLoop loop;
-  RealSession s(loop, options_for(cluster->connect_string(), zk::seconds(2)));
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
-  cluster->kill(1);
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnecting));
-  EXPECT_EQ(get(loop, s, s.exists("/")).error, Error::kConnectionLoss);
+TEST_F(RealCClientReference, RequestWhileTheServerIsDownFailsWithConnectionLoss) {
+  ASSERT_NO_FATAL_FAILURE(start_direct());
+  RealSession s(loop_, direct(zk::seconds(2)));
+  ASSERT_TRUE(all_connected(s));
+  cluster_->kill(1);
+  ASSERT_TRUE(wait_state(loop_, s, SessionState::kConnecting));
+  EXPECT_EQ(get(loop_, s, s.exists("/")).error, Error::kConnectionLoss);
 }
 
 // A request issued while the client is reconnecting (its TCP connect is pending) is queued
@@ -349,23 +347,19 @@ TEST(RealCClientReference, RequestWhileTheServerIsDownFailsWithConnectionLoss) {
 // kConnecting event before it fails the old connection's requests, so a request issued in the
 // instant after kConnecting may still be failed with that disconnect's kConnectionLoss: the
 // test lets the disconnect finish first.)
-TEST(RealCClientReference, RequestWhileReconnectingIsQueuedUntilConnected) {
-  auto cluster = testing::start_cluster(1);
-  ASSERT_TRUE(cluster);
-  auto proxy = start_proxy(cluster->client_port(1));
-  ASSERT_TRUE(proxy);
-  EventLoop loop;
-  RealSession s(loop, options_for(proxy->address()));
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnected));
-  proxy->set_blackhole(true);
-  proxy->cut();
-  ASSERT_TRUE(wait_state(loop, s, SessionState::kConnecting));
-  loop.run_for(zk::milliseconds(30));
+TEST_F(RealCClientReference, RequestWhileReconnectingIsQueuedUntilConnected) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  RealSession s(loop_, via_proxy());
+  ASSERT_TRUE(all_connected(s));
+  proxy_->set_blackhole(true);
+  proxy_->cut();
+  ASSERT_TRUE(wait_state(loop_, s, SessionState::kConnecting));
+  loop_.run_for(zk::milliseconds(30));
   auto f = s.exists("/");
-  loop.run_for(zk::milliseconds(100));
+  loop_.run_for(zk::milliseconds(100));
   EXPECT_FALSE(f.is_ready());
-  proxy->set_blackhole(false);
-  EXPECT_EQ(get(loop, s, std::move(f)).error, Error::kOk);
+  proxy_->set_blackhole(false);
+  EXPECT_EQ(get(loop_, s, std::move(f)).error, Error::kOk);
   EXPECT_EQ(s.state(), SessionState::kConnected);
 }
 

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "real/test_support.h"
 
@@ -67,15 +69,21 @@ TEST(Cluster, EnsembleElectsOneLeader) {
   EXPECT_EQ(cluster->connect_string().find("127.0.0.1:"), 0u);
 }
 
+// Cluster::start(o) fails, returns no cluster, and its error names every one of `needles`.
+void expect_start_fails_naming(const ClusterOptions& o, const std::vector<std::string>& needles) {
+  Cluster::StartResult r = Cluster::start(o);
+  EXPECT_FALSE(r.cluster);
+  for (const std::string& needle : needles) {
+    EXPECT_NE(r.error.find(needle), std::string::npos) << "no \"" << needle << "\" in: " << r.error;
+  }
+}
+
 // A missing server jar is reported with the install hint and nothing is left behind: the
 // harness is pointed at a jar that does not exist.
 TEST(Cluster, MissingJarGivesAClearError) {
   ClusterOptions o;
   o.classpath = "/nonexistent/zookeeper.jar:/usr/share/java/slf4j-simple.jar";
-  Cluster::StartResult r = Cluster::start(o);
-  EXPECT_FALSE(r.cluster);
-  EXPECT_NE(r.error.find("/nonexistent/zookeeper.jar"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find("apt-get install zookeeper"), std::string::npos) << r.error;
+  expect_start_fails_naming(o, {"/nonexistent/zookeeper.jar", "apt-get install zookeeper"});
 }
 
 // A missing java binary is reported with the install hint: the harness is pointed at a java
@@ -83,10 +91,7 @@ TEST(Cluster, MissingJarGivesAClearError) {
 TEST(Cluster, MissingJavaGivesAClearError) {
   ClusterOptions o;
   o.java = "/nonexistent/bin/java";
-  Cluster::StartResult r = Cluster::start(o);
-  EXPECT_FALSE(r.cluster);
-  EXPECT_NE(r.error.find("/nonexistent/bin/java"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find("apt-get install zookeeper"), std::string::npos) << r.error;
+  expect_start_fails_naming(o, {"/nonexistent/bin/java", "apt-get install zookeeper"});
 }
 
 // A server that exits before it is ready is reported with the tail of its log: the JVM is
@@ -94,10 +99,7 @@ TEST(Cluster, MissingJavaGivesAClearError) {
 TEST(Cluster, ServerThatDiesAtStartIsReportedWithItsLog) {
   ClusterOptions o;
   o.jvm_flags = {"-XX:+ThisOptionDoesNotExist"};
-  Cluster::StartResult r = Cluster::start(o);
-  EXPECT_FALSE(r.cluster);
-  EXPECT_NE(r.error.find("exited"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find("ThisOptionDoesNotExist"), std::string::npos) << r.error;
+  expect_start_fails_naming(o, {"exited", "ThisOptionDoesNotExist"});
 }
 
 // The directory left by a test process that died is removed by the next start, while a live
