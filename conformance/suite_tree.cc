@@ -24,20 +24,32 @@ constexpr CreateMode kAllModes[] = {CreateMode::kPersistent, CreateMode::kEpheme
                                     CreateMode::kPersistentSequential,
                                     CreateMode::kEphemeralSequential};
 
+// Creates `path` (empty data) in `mode` on `s` and checks that the server named the node
+// `expected`. Returns false, after recording the failure, when the create failed: the caller
+// ends its body (CO_ASSERT_TRUE).
+Task<bool> created_as(Session* s, std::string path, CreateMode mode, std::string expected,
+                      std::string why = "") {
+  auto r = co_await s->create(path, "", mode);
+  if (!r.ok()) {
+    ADD_FAILURE() << "create " << path << " failed: " << zk::error_name(r.error);
+    co_return false;
+  }
+  EXPECT_EQ(r.value.path, expected) << why;
+  co_return true;
+}
+
 // ---- sequence numbers ----
 
 Task<void> suffix_format_body(Session* s, std::string root) {
   const std::string prefix = child_path(root, "s-");
-  auto a = co_await s->create(prefix, "", CreateMode::kPersistentSequential);
-  CO_ASSERT_OK(a);
-  EXPECT_EQ(a.value.path, prefix + "0000000000");
+  CO_ASSERT_TRUE(
+      co_await created_as(s, prefix, CreateMode::kPersistentSequential, prefix + "0000000000"));
   auto b = co_await s->create(prefix, "", CreateMode::kEphemeralSequential);
   CO_ASSERT_OK(b);
   EXPECT_EQ(b.value.path, prefix + "0000000001");
   // The suffix is appended to whatever the caller asked for, even an empty last component.
-  auto c = co_await s->create(root + "/", "", CreateMode::kPersistentSequential);
-  CO_ASSERT_OK(c);
-  EXPECT_EQ(c.value.path, root + "/0000000002");
+  CO_ASSERT_TRUE(
+      co_await created_as(s, root + "/", CreateMode::kPersistentSequential, root + "/0000000002"));
   zk::Sequence seq;
   EXPECT_TRUE(zk::parse_sequence_suffix(sequence_suffix(b.value.path, prefix), &seq));
   EXPECT_EQ(seq.value, 1);
@@ -58,12 +70,10 @@ Task<void> counter_per_parent_body(Session* s, std::string root) {
     CO_ASSERT_OK(co_await s->create(child_path(p1, "x-"), "", CreateMode::kPersistentSequential));
   }
   CO_ASSERT_OK(co_await s->create(p2, "", CreateMode::kPersistent));
-  auto first = co_await s->create(child_path(p2, "x-"), "", CreateMode::kPersistentSequential);
-  CO_ASSERT_OK(first);
-  EXPECT_EQ(first.value.path, child_path(p2, "x-0000000000"));
-  auto next = co_await s->create(child_path(p1, "x-"), "", CreateMode::kPersistentSequential);
-  CO_ASSERT_OK(next);
-  EXPECT_EQ(next.value.path, child_path(p1, "x-0000000003"));
+  CO_ASSERT_TRUE(co_await created_as(s, child_path(p2, "x-"), CreateMode::kPersistentSequential,
+                                     child_path(p2, "x-0000000000")));
+  CO_ASSERT_TRUE(co_await created_as(s, child_path(p1, "x-"), CreateMode::kPersistentSequential,
+                                     child_path(p1, "x-0000000003")));
 }
 
 TEST_P(ConformanceTest, EachParentHasItsOwnCounterAndANewParentStartsAtZero) {
@@ -76,9 +86,8 @@ Task<void> counter_counts_all_creates_body(Session* a, Session* b, std::string r
   CO_ASSERT_OK(co_await a->create(child_path(root, "plain"), "", CreateMode::kPersistent));
   CO_ASSERT_OK(co_await b->create(child_path(root, "eph"), "", CreateMode::kEphemeral));
   CO_ASSERT_OK(co_await b->create(child_path(root, "q-"), "", CreateMode::kEphemeralSequential));
-  auto r = co_await a->create(child_path(root, "s-"), "", CreateMode::kPersistentSequential);
-  CO_ASSERT_OK(r);
-  EXPECT_EQ(r.value.path, child_path(root, "s-0000000003"));
+  CO_ASSERT_TRUE(co_await created_as(a, child_path(root, "s-"), CreateMode::kPersistentSequential,
+                                     child_path(root, "s-0000000003")));
 }
 
 TEST_P(ConformanceTest, CounterCountsEveryChildCreateOfAnySession) {
@@ -98,9 +107,8 @@ Task<void> failed_creates_body(Session* a, Session* b, std::string root) {
   auto st = co_await a->exists(root);
   CO_ASSERT_OK(st);
   EXPECT_EQ(st.value.cversion, 1) << "failed creates must not count in cversion";
-  auto r = co_await a->create(child_path(root, "s-"), "", CreateMode::kPersistentSequential);
-  CO_ASSERT_OK(r);
-  EXPECT_EQ(r.value.path, child_path(root, "s-0000000001"));
+  CO_ASSERT_TRUE(co_await created_as(a, child_path(root, "s-"), CreateMode::kPersistentSequential,
+                                     child_path(root, "s-0000000001")));
 }
 
 TEST_P(ConformanceTest, FailedCreatesDoNotAdvanceTheCounter) {
@@ -120,9 +128,9 @@ Task<void> deletes_body(Session* s, std::string root) {
   CO_ASSERT_OK(st);
   EXPECT_EQ(st.value.cversion, 4) << "cversion counts 2 creates and 2 deletes";
   EXPECT_EQ(st.value.num_children, 0);
-  auto r = co_await s->create(child_path(root, "s-"), "", CreateMode::kPersistentSequential);
-  CO_ASSERT_OK(r);
-  EXPECT_EQ(r.value.path, child_path(root, "s-0000000002")) << "deletes must not advance it";
+  CO_ASSERT_TRUE(co_await created_as(s, child_path(root, "s-"), CreateMode::kPersistentSequential,
+                                     child_path(root, "s-0000000002"),
+                                     "deletes must not advance it"));
   st = co_await s->exists(root);
   CO_ASSERT_OK(st);
   EXPECT_EQ(st.value.cversion, 5);
@@ -137,15 +145,13 @@ TEST_P(ConformanceTest, DeletesCountInCversionButNotInTheSequenceCounter) {
 
 Task<void> wrap_body(Session* s, std::string parent) {
   const std::string prefix = child_path(parent, "w-");
-  auto a = co_await s->create(prefix, "", CreateMode::kPersistentSequential);
-  CO_ASSERT_OK(a);
-  EXPECT_EQ(a.value.path, prefix + "2147483647");
+  CO_ASSERT_TRUE(
+      co_await created_as(s, prefix, CreateMode::kPersistentSequential, prefix + "2147483647"));
   auto b = co_await s->create(prefix, "", CreateMode::kEphemeralSequential);
   CO_ASSERT_OK(b);
   EXPECT_EQ(b.value.path, prefix + "-2147483648");
-  auto c = co_await s->create(prefix, "", CreateMode::kPersistentSequential);
-  CO_ASSERT_OK(c);
-  EXPECT_EQ(c.value.path, prefix + "-2147483647");
+  CO_ASSERT_TRUE(
+      co_await created_as(s, prefix, CreateMode::kPersistentSequential, prefix + "-2147483647"));
   zk::Sequence seq;
   EXPECT_TRUE(zk::parse_sequence_suffix(sequence_suffix(b.value.path, prefix), &seq));
   EXPECT_EQ(seq.value, INT32_MIN);
@@ -174,12 +180,10 @@ Task<void> colliding_sequence_body(Session* s, std::string root) {
             Error::kNodeExists);
   EXPECT_EQ((co_await s->create(x, "", CreateMode::kEphemeralSequential)).error, Error::kNodeExists)
       << "the failed sequential create did not advance the counter, so it collides again";
-  auto y = co_await s->create(child_path(root, "y-"), "", CreateMode::kPersistentSequential);
-  CO_ASSERT_OK(y);
-  EXPECT_EQ(y.value.path, child_path(root, "y-0000000001"));
-  auto x2 = co_await s->create(x, "", CreateMode::kPersistentSequential);
-  CO_ASSERT_OK(x2);
-  EXPECT_EQ(x2.value.path, child_path(root, "x-0000000002"));
+  CO_ASSERT_TRUE(co_await created_as(s, child_path(root, "y-"), CreateMode::kPersistentSequential,
+                                     child_path(root, "y-0000000001")));
+  CO_ASSERT_TRUE(co_await created_as(s, x, CreateMode::kPersistentSequential,
+                                     child_path(root, "x-0000000002")));
 }
 
 TEST_P(ConformanceTest, ASequentialNameThatExistsFailsWithNodeExistsAndIsNotSkipped) {

@@ -22,15 +22,33 @@ using zk::Session;
 using zk::Task;
 using zk::Watch;
 
+// Checks that `ev` is a `type` event for `path`. Returns false, after recording the failure,
+// when there is no event at all: the caller ends its body (CO_ASSERT_TRUE).
+bool expect_event(const zk::Result<zk::WatchEvent>& ev, EventType type, const std::string& path) {
+  if (!ev.ok()) {
+    ADD_FAILURE() << "no watch event for " << path << ": " << zk::error_name(ev.error);
+    return false;
+  }
+  EXPECT_EQ(ev.value.type, type) << "watch event for " << path;
+  EXPECT_EQ(ev.value.path, path);
+  return true;
+}
+
 // Waits for every watch in turn and checks that each fired `type` for `path`.
 Task<void> expect_all_fired(std::vector<Watch> watches, Session* on, EventType type,
                             std::string path) {
   for (const Watch& w : watches) {
     auto ev = co_await wait_event(w, on);
-    CO_ASSERT_OK(ev);
-    EXPECT_EQ(ev.value.type, type);
-    EXPECT_EQ(ev.value.path, path);
+    CO_ASSERT_TRUE(expect_event(ev, type, path));
   }
+}
+
+// Drops `s`'s connection the only way the contract can provoke a disconnect: a request over the
+// packet limit, which fails with kConnectionLoss (the session reconnects by itself).
+Task<void> drop_connection(Session* s, std::string root) {
+  const std::string big(1100 * 1000, 'x');
+  EXPECT_EQ((co_await s->create(child_path(root, "big"), big, CreateMode::kPersistent)).error,
+            Error::kConnectionLoss);
 }
 
 Task<void> creation_watch_body(Session* a, Session* b, std::string root) {
@@ -42,9 +60,7 @@ Task<void> creation_watch_body(Session* a, Session* b, std::string root) {
   EXPECT_FALSE(w.fired());
   CO_ASSERT_OK(co_await b->create(n, "", CreateMode::kPersistent));
   auto ev = co_await wait_event(w, a);
-  CO_ASSERT_OK(ev);
-  EXPECT_EQ(ev.value.type, EventType::kCreated);
-  EXPECT_EQ(ev.value.path, n);
+  CO_ASSERT_TRUE(expect_event(ev, EventType::kCreated, n));
 }
 
 TEST_P(ConformanceTest, ExistsOnAMissingNodeArmsACreationWatch) {
@@ -96,8 +112,7 @@ Task<void> one_shot_body(Session* a, Session* b, std::string root) {
   EXPECT_TRUE(w1.armed());
   CO_ASSERT_OK(co_await b->set_data(n, "1"));
   auto e1 = co_await wait_event(w1, a);
-  CO_ASSERT_OK(e1);
-  EXPECT_EQ(e1.value.type, EventType::kDataChanged);
+  CO_ASSERT_TRUE(expect_event(e1, EventType::kDataChanged, n));
 
   // Re-arm after the first change: the new registration must not fire for that change.
   Watch w2;
@@ -109,8 +124,7 @@ Task<void> one_shot_body(Session* a, Session* b, std::string root) {
   // A second change fires the second registration exactly once.
   CO_ASSERT_OK(co_await b->set_data(n, "2"));
   auto e2 = co_await wait_event(w2, a);
-  CO_ASSERT_OK(e2);
-  EXPECT_EQ(e2.value.type, EventType::kDataChanged);
+  CO_ASSERT_TRUE(expect_event(e2, EventType::kDataChanged, n));
   // And a third change, with nothing re-armed, fires nothing new (w2 stays on its event).
   CO_ASSERT_OK(co_await b->set_data(n, "3"));
   EXPECT_EQ(co_await barrier(a, n), Error::kOk);
@@ -137,9 +151,7 @@ Task<void> child_watch_body(Session* a, Session* b, std::string root) {
   EXPECT_TRUE(w1.armed());
   CO_ASSERT_OK(co_await b->create(c, "", CreateMode::kEphemeral));
   auto e1 = co_await wait_event(w1, a);
-  CO_ASSERT_OK(e1);
-  EXPECT_EQ(e1.value.type, EventType::kChildrenChanged);
-  EXPECT_EQ(e1.value.path, root);
+  CO_ASSERT_TRUE(expect_event(e1, EventType::kChildrenChanged, root));
 
   Watch w2;
   CO_ASSERT_OK(co_await a->get_children(root, &w2));
@@ -150,9 +162,7 @@ Task<void> child_watch_body(Session* a, Session* b, std::string root) {
   EXPECT_FALSE(w2.fired()) << "a data change fired a child watch";
   CO_ASSERT_OK(co_await b->remove(c));
   auto e2 = co_await wait_event(w2, a);
-  CO_ASSERT_OK(e2);
-  EXPECT_EQ(e2.value.type, EventType::kChildrenChanged);
-  EXPECT_EQ(e2.value.path, root);
+  CO_ASSERT_TRUE(expect_event(e2, EventType::kChildrenChanged, root));
 }
 
 TEST_P(ConformanceTest, ChildWatchFiresOnChildCreateAndDeleteOnly) {
@@ -253,8 +263,7 @@ Task<void> own_change_body(Session* s, std::string root) {
   CO_ASSERT_OK(made);
   EXPECT_TRUE(w.fired()) << "the creator's own watch fires before its create's reply";
   auto e = co_await wait_event(w, s);
-  CO_ASSERT_OK(e);
-  EXPECT_EQ(e.value.type, EventType::kCreated);
+  CO_ASSERT_TRUE(expect_event(e, EventType::kCreated, n));
 
   Watch wd;
   Watch wc;
@@ -307,10 +316,7 @@ Task<void> watch_across_disconnect_body(Session* a, Session* b, std::string root
   CO_ASSERT_OK(co_await a->create(n, "", CreateMode::kPersistent));
   Watch w;
   CO_ASSERT_OK(co_await a->get_data(n, &w));
-  // The only disconnect the contract can provoke: a request over the packet limit.
-  const std::string big(1100 * 1000, 'x');
-  EXPECT_EQ((co_await a->create(child_path(root, "big"), big, CreateMode::kPersistent)).error,
-            Error::kConnectionLoss);
+  co_await drop_connection(a, root);
   // The watch hears the disconnect and the reconnect as session events and stays armed.
   std::vector<zk::SessionState> states;
   for (int i = 0; i < 8; ++i) {
@@ -394,22 +400,17 @@ Task<void> change_while_disconnected_body(Session* a, Session* b, std::string ro
   CO_ASSERT_OK(co_await a->get_data(n, &wd));
   CO_ASSERT_OK(co_await a->get_children(root, &wc));
   EXPECT_EQ((co_await a->exists(m, &we)).error, Error::kNoNode);
-  const std::string big(1100 * 1000, 'x');
-  EXPECT_EQ((co_await a->create(child_path(root, "big"), big, CreateMode::kPersistent)).error,
-            Error::kConnectionLoss);
+  co_await drop_connection(a, root);
   // At once, while a is (most likely) still reconnecting: the server that a reconnects to
   // must fire these from the watches a re-registers.
   CO_ASSERT_OK(co_await b->set_data(n, "changed"));
   CO_ASSERT_OK(co_await b->create(m, "", CreateMode::kPersistent));
   auto ed = co_await next_node_event(wd, a);
-  CO_ASSERT_OK(ed);
-  EXPECT_EQ(ed.value.type, EventType::kDataChanged);
+  CO_ASSERT_TRUE(expect_event(ed, EventType::kDataChanged, n));
   auto ec = co_await next_node_event(wc, a);
-  CO_ASSERT_OK(ec);
-  EXPECT_EQ(ec.value.type, EventType::kChildrenChanged);
+  CO_ASSERT_TRUE(expect_event(ec, EventType::kChildrenChanged, root));
   auto ee = co_await next_node_event(we, a);
-  CO_ASSERT_OK(ee);
-  EXPECT_EQ(ee.value.type, EventType::kCreated);
+  CO_ASSERT_TRUE(expect_event(ee, EventType::kCreated, m));
   // Back on a server at least as new as what a saw: its own node and b's change are there.
   auto r = co_await a->get_data(n);
   CO_ASSERT_OK(r);
