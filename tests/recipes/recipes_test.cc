@@ -17,7 +17,7 @@ using sim::FaultKind;
 using zk::Error;
 using zk::milliseconds;
 
-constexpr zk::Duration kSettle = milliseconds(200);
+constexpr zk::Duration kSettle = Scenario::kSettle;
 
 // Options for a party of a recipe: the read-write lock as a writer, the semaphore with 1 lease,
 // so that every recipe behaves as a mutex in the generic tests.
@@ -54,6 +54,18 @@ void drain_queue(Scenario& s, size_t grants, zk::Duration step = milliseconds(20
     if (p->holds()) s.release(*p);
   }
   s.run_for(step);
+}
+
+// `ps` queue up (Scenario::queue_up) and every holder releases as soon as it holds: the
+// grants, those before the queue included, go to c1, c2, ... (every party of `s`, in join
+// order), never two at once.
+void expect_granted_in_queue_order(Scenario& s, const std::vector<Party*>& ps) {
+  s.queue_up(ps);
+  drain_queue(s, s.parties.size());
+  std::vector<std::string> in_join_order;
+  for (size_t i = 1; i <= s.parties.size(); ++i) in_join_order.push_back("c" + std::to_string(i));
+  EXPECT_EQ(s.grant_order, in_join_order);
+  EXPECT_EQ(s.max_holders, 1);
 }
 
 TEST(Registry, ListsEveryRecipeAndVariantCorrectFirstThenByName) {
@@ -126,8 +138,7 @@ TEST(EveryCorrectRecipe, AcquiresAndReleasesAloneLeavingNoNode) {
     SCOPED_TRACE(r->name);
     Scenario s;
     Party& a = s.join(r->name, mutex_like(*r));
-    s.acquire(a);
-    s.run_for(kSettle);
+    s.acquire_and_settle(a);
     ASSERT_TRUE(a.acquired.done);
     ASSERT_EQ(a.acquired.error, Error::kOk);
     EXPECT_TRUE(a.holds());
@@ -135,8 +146,7 @@ TEST(EveryCorrectRecipe, AcquiresAndReleasesAloneLeavingNoNode) {
     EXPECT_GT(a.acquired.grant.fencing_token, 0);
     EXPECT_EQ(a.acquired.grant.hold_count, 1u);
     EXPECT_EQ(s.children().size(), 1u);
-    s.release(a);
-    s.run_for(kSettle);
+    s.release_and_settle(a);
     ASSERT_TRUE(a.released.done);
     EXPECT_EQ(a.released.error, Error::kOk);
     EXPECT_EQ(a.lock->state(), LockState::kIdle);
@@ -151,8 +161,7 @@ TEST(EveryCorrectRecipe, ContendersNeverHoldTogetherAndTokensIncrease) {
   for (const RecipeInfo* r : correct_recipes()) {
     SCOPED_TRACE(r->name);
     Scenario s;
-    std::vector<Party*> ps;
-    for (int i = 0; i < 4; ++i) ps.push_back(&s.join(r->name, mutex_like(*r)));
+    const std::vector<Party*> ps = s.join_many(4, r->name, mutex_like(*r));
     s.queue_up(ps);
     int64_t last_token = 0;
     for (int i = 0; i < 4; ++i) {
@@ -163,8 +172,7 @@ TEST(EveryCorrectRecipe, ContendersNeverHoldTogetherAndTokensIncrease) {
       ASSERT_NE(holder, nullptr) << "grant " << i;
       EXPECT_GT(holder->acquired.grant.fencing_token, last_token);
       last_token = holder->acquired.grant.fencing_token;
-      s.release(*holder);
-      s.run_for(kSettle);
+      s.release_and_settle(*holder);
     }
     EXPECT_EQ(s.max_holders, 1);
     EXPECT_EQ(s.grant_order.size(), 4u);
@@ -179,21 +187,14 @@ TEST(QueueRecipes, GrantInQueueOrder) {
        {"fair-mutex", "naive-mutex", "election", "read-write", "semaphore", "semaphore-gated"}) {
     SCOPED_TRACE(name);
     Scenario s;
-    const RecipeInfo* r = find_recipe(name);
-    std::vector<Party*> ps;
-    for (int i = 0; i < 4; ++i) ps.push_back(&s.join(name, mutex_like(*r)));
-    s.queue_up(ps);
-    drain_queue(s, 4);
-    EXPECT_EQ(s.grant_order, (std::vector<std::string>{"c1", "c2", "c3", "c4"}));
-    EXPECT_EQ(s.max_holders, 1);
+    expect_granted_in_queue_order(s, s.join_many(4, name, mutex_like(*find_recipe(name))));
   }
 }
 
 TEST(FairMutex, WaitersWatchOnlyTheirPredecessor) {
   // With five waiters queued, each release notifies exactly one client (no herd).
   Scenario s;
-  std::vector<Party*> ps;
-  for (int i = 0; i < 6; ++i) ps.push_back(&s.join("fair-mutex"));
+  const std::vector<Party*> ps = s.join_many(6, "fair-mutex");
   s.queue_up(ps);
   drain_queue(s, 6);
   const HerdFigures h = herd_under(s.world, "/locks/test");
@@ -234,21 +235,18 @@ TEST(AmbiguousCreate, LostCreateReplyOnAFreeLockIsAdopted) {
     Scenario s;
     Party& a = s.join(r->name, mutex_like(*r));
     Party& setup = s.join(r->name, mutex_like(*r));
-    s.acquire(setup);  // creates the directory, so a's next mutation is its contender create
-    s.run_for(kSettle);
-    s.release(setup);
-    s.run_for(kSettle);
+    // setup creates the directory, so that a's next mutation is its contender create.
+    s.acquire_and_settle(setup);
+    s.release_and_settle(setup);
     s.inject(FaultKind::kLoseNextReply, 1);
-    s.acquire(a);
-    s.run_for(kSettle);
+    s.acquire_and_settle(a);
     ASSERT_TRUE(a.acquired.done);
     EXPECT_EQ(a.acquired.error, Error::kOk);
     EXPECT_EQ(a.stats().ambiguous_creates, 1u);
     EXPECT_EQ(a.stats().adopted, 1u);
     EXPECT_GT(a.acquired.grant.fencing_token, setup.acquired.grant.fencing_token);
     EXPECT_EQ(s.children().size(), 1u) << "no orphan";
-    s.release(a);
-    s.run_for(kSettle);
+    s.release_and_settle(a);
     EXPECT_TRUE(s.children().empty());
   }
 }
@@ -262,22 +260,18 @@ TEST(AmbiguousCreate, LostCreateReplyWhileQueuedIsAdoptedNoOrphan) {
     Scenario s;
     Party& a = s.join(name);
     Party& b = s.join(name);
-    s.acquire(b);  // b creates the directory and holds
-    s.run_for(kSettle);
+    s.acquire_and_settle(b);  // b creates the directory and holds
     ASSERT_TRUE(b.holds());
     s.inject(FaultKind::kLoseNextReply, 1);
-    s.acquire(a);
-    s.run_for(kSettle);
+    s.acquire_and_settle(a);
     EXPECT_EQ(a.stats().ambiguous_creates, 1u);
     EXPECT_EQ(a.stats().adopted, 1u);
     EXPECT_EQ(s.children().size(), 1 + waiter_nodes(name)) << "no orphan";
-    s.release(b);
-    s.run_for(kSettle);
+    s.release_and_settle(b);
     ASSERT_TRUE(a.acquired.done);
     EXPECT_EQ(a.acquired.error, Error::kOk);
     EXPECT_TRUE(a.holds());
-    s.release(a);
-    s.run_for(kSettle);
+    s.release_and_settle(a);
     EXPECT_TRUE(s.children().empty()) << "no orphan";
   }
 }
@@ -287,17 +281,14 @@ TEST(AmbiguousCreate, NodeOfAnOlderSessionIsNotAdopted) {
   // expired and the handle was reopened, the client queues a fresh node.
   Scenario s;
   Party& a = s.join("fair-mutex");
-  s.acquire(a);
-  s.run_for(kSettle);
+  s.acquire_and_settle(a);
   ASSERT_TRUE(a.holds());
   s.inject(FaultKind::kExpireSession, 1);
   s.run_for(zk::seconds(2));
   EXPECT_EQ(a.lock->state(), LockState::kLost);
-  s.release(a);
-  s.run_for(kSettle);
+  s.release_and_settle(a);
   a.client->reopen();
-  s.acquire(a);
-  s.run_for(kSettle);
+  s.acquire_and_settle(a);
   ASSERT_TRUE(a.acquired.done);
   EXPECT_EQ(a.acquired.error, Error::kOk);
   EXPECT_EQ(a.stats().adopted, 0u);
@@ -315,19 +306,13 @@ TEST(TimedAcquire, TimeoutDeletesOwnNodeAndTheQueueMovesOn) {
     Party& a = s.join(name, mutex_like(*r));
     Party& b = s.join(name, mutex_like(*r));
     Party& c = s.join(name, mutex_like(*r));
-    s.acquire(a);
-    s.run_for(kSettle);
-    s.acquire(b, milliseconds(100));
-    s.run_for(milliseconds(10));
-    s.acquire(c);
-    s.run_for(kSettle);
+    s.holder_and_two_waiters(a, b, c, milliseconds(100));
     ASSERT_TRUE(b.acquired.done);
     EXPECT_EQ(b.acquired.error, Error::kOperationTimeout);
     EXPECT_EQ(b.lock->state(), LockState::kIdle);
     EXPECT_EQ(b.stats().cleanups, 1u);
     EXPECT_EQ(s.children().size(), 1 + waiter_nodes(name)) << "b's node is gone";
-    s.release(a);
-    s.run_for(kSettle);
+    s.release_and_settle(a);
     EXPECT_TRUE(c.holds());
     EXPECT_EQ(s.max_holders, 1);
   }
@@ -339,8 +324,7 @@ TEST(TimedAcquire, CleanupDeleteRetriesThroughALostReply) {
   Scenario s;
   Party& a = s.join("fair-mutex");
   Party& b = s.join("fair-mutex");
-  s.acquire(a);
-  s.run_for(kSettle);
+  s.acquire_and_settle(a);
   s.acquire(b, milliseconds(100));
   s.run_for(milliseconds(50));
   s.inject(FaultKind::kLoseNextReply, 2);  // b's next mutation is the cleanup delete
@@ -358,8 +342,7 @@ void interrupt_early(bool cancel, zk::Duration after) {
   Scenario s;
   Party& a = s.join("fair-mutex");
   Party& b = s.join("fair-mutex");
-  s.acquire(a);
-  s.run_for(kSettle);
+  s.acquire_and_settle(a);
   s.acquire(b, cancel ? zk::Duration{-1} : after);
   if (cancel) {
     s.run_for(after);
@@ -387,20 +370,14 @@ TEST(Cancellation, CancelledWaiterDeletesItsNode) {
     Party& a = s.join(name);
     Party& b = s.join(name);
     Party& c = s.join(name);
-    s.acquire(a);
-    s.run_for(kSettle);
-    s.acquire(b);
-    s.run_for(milliseconds(10));
-    s.acquire(c);
-    s.run_for(kSettle);
+    s.holder_and_two_waiters(a, b, c);
     s.inject(FaultKind::kCancel, 2, {}, "acquire");
     s.run_for(kSettle);
     ASSERT_TRUE(b.acquired.done);
     EXPECT_EQ(b.acquired.error, Error::kCancelled);
     EXPECT_EQ(b.lock->state(), LockState::kIdle);
     EXPECT_EQ(s.children().size(), 1 + waiter_nodes(name)) << "b's node is gone";
-    s.release(a);
-    s.run_for(kSettle);
+    s.release_and_settle(a);
     EXPECT_TRUE(c.holds());
   }
 }
@@ -446,8 +423,7 @@ TEST(Expiry, HolderLearnsItLostTheLockAndTheNextWaiterHolds) {
     EXPECT_TRUE(a.lost.done);
     EXPECT_TRUE(b.holds());
     // The lost holder's release is accepted (there is nothing left to delete).
-    s.release(a);
-    s.run_for(kSettle);
+    s.release_and_settle(a);
     EXPECT_EQ(a.released.error, Error::kOk);
     EXPECT_EQ(a.lock->state(), LockState::kIdle);
   }
@@ -494,8 +470,7 @@ TEST(Close, WaiterWhoseSessionIsClosedFailsAtAnyMoment) {
       Scenario s;
       Party& a = s.join(name);
       Party& b = s.join(name);
-      s.acquire(a);
-      s.run_for(kSettle);
+      s.acquire_and_settle(a);
       s.acquire(b);
       s.run_for(zk::microseconds(us));
       s.inject(FaultKind::kCloseSession, 2);
@@ -515,8 +490,7 @@ TEST(Disconnect, HolderIsSuspendedThenHeldAgainAfterReconnect) {
     SCOPED_TRACE(name);
     Scenario s;
     Party& a = s.join(name);
-    s.acquire(a);
-    s.run_for(kSettle);
+    s.acquire_and_settle(a);
     ASSERT_TRUE(a.holds());
     s.watch_lost(a);
     s.run_for(milliseconds(1));
@@ -538,8 +512,7 @@ TEST(Disconnect, WaiterSurvivesConnectionLossAndIsGrantedAfterwards) {
   Party& b = s.join("fair-mutex");
   s.one_after_another(a, b);
   s.inject(FaultKind::kConnectionLoss, 2);
-  s.release(a);
-  s.run_for(kSettle);
+  s.release_and_settle(a);
   ASSERT_TRUE(b.acquired.done);
   EXPECT_EQ(b.acquired.error, Error::kOk);
   EXPECT_TRUE(b.holds());
@@ -555,12 +528,10 @@ TEST(PredecessorGone, WaiterReListsWhenItsPredecessorVanishesBeforeTheWatch) {
     Scenario s;
     Party& a = s.join("fair-mutex");
     Party& b = s.join("fair-mutex");
-    s.acquire(a);
-    s.run_for(kSettle);
+    s.acquire_and_settle(a);
     s.acquire(b);
     s.run_for(zk::microseconds(us));
-    s.release(a);
-    s.run_for(kSettle);
+    s.release_and_settle(a);
     ASSERT_TRUE(b.acquired.done);
     EXPECT_EQ(b.acquired.error, Error::kOk);
     EXPECT_EQ(s.max_holders, 1);
@@ -574,8 +545,7 @@ TEST(Reentrancy, SameHolderCountsHoldsAndOnlyTheLastReleaseDeletes) {
   // the first release keeps the lock, the second deletes the node, a third is kNothing.
   Scenario s;
   Party& a = s.join("fair-mutex");
-  s.acquire(a);
-  s.run_for(kSettle);
+  s.acquire_and_settle(a);
   const Grant first = a.acquired.grant;
   s.acquire(a);
   s.run_for(milliseconds(1));
@@ -583,17 +553,14 @@ TEST(Reentrancy, SameHolderCountsHoldsAndOnlyTheLastReleaseDeletes) {
   EXPECT_EQ(a.acquired.grant.hold_count, 2u);
   EXPECT_EQ(a.acquired.grant.fencing_token, first.fencing_token);
   EXPECT_EQ(a.acquired.grant.node, first.node);
-  s.release(a);
-  s.run_for(kSettle);
+  s.release_and_settle(a);
   EXPECT_EQ(a.released.error, Error::kOk);
   EXPECT_TRUE(a.holds());
   EXPECT_EQ(s.children().size(), 1u);
-  s.release(a);
-  s.run_for(kSettle);
+  s.release_and_settle(a);
   EXPECT_FALSE(a.holds());
   EXPECT_TRUE(s.children().empty());
-  s.release(a);
-  s.run_for(kSettle);
+  s.release_and_settle(a);
   EXPECT_EQ(a.released.error, Error::kNothing);
 }
 
@@ -604,10 +571,8 @@ TEST(Ownership, ReleaseByANonOwnerIsAnErrorAndChangesNothing) {
     Scenario s;
     Party& a = s.join(r->name, mutex_like(*r));
     Party& b = s.join(r->name, mutex_like(*r));
-    s.acquire(a);
-    s.run_for(kSettle);
-    s.release(b);
-    s.run_for(kSettle);
+    s.acquire_and_settle(a);
+    s.release_and_settle(b);
     EXPECT_EQ(b.released.error, Error::kNothing);
     EXPECT_TRUE(a.holds());
     EXPECT_EQ(s.children().size(), 1u);
@@ -624,8 +589,7 @@ TEST(Release, DeleteWithALostReplyIsRetriedNeverForgotten) {
     Party& b = s.join(name);
     s.one_after_another(a, b);
     s.inject(FaultKind::kLoseNextReply, 1);
-    s.release(a);
-    s.run_for(kSettle);
+    s.release_and_settle(a);
     EXPECT_EQ(a.released.error, Error::kOk);
     EXPECT_GE(a.stats().remove_retries, 1u);
     EXPECT_TRUE(b.holds());
@@ -665,15 +629,12 @@ TEST(ReadWrite, ReadersShareWritersExclude) {
   EXPECT_TRUE(r2.holds());
   EXPECT_FALSE(w.holds());
   EXPECT_FALSE(r3.holds());
-  s.release(r1);
-  s.run_for(kSettle);
+  s.release_and_settle(r1);
   EXPECT_FALSE(w.holds());
-  s.release(r2);
-  s.run_for(kSettle);
+  s.release_and_settle(r2);
   EXPECT_TRUE(w.holds());
   EXPECT_FALSE(r3.holds());
-  s.release(w);
-  s.run_for(kSettle);
+  s.release_and_settle(w);
   EXPECT_TRUE(r3.holds());
   EXPECT_FALSE(s.rw_violation);
 }
@@ -688,16 +649,13 @@ TEST(ReadWrite, ReaderWaitsOnlyForTheNearestEarlierWriter) {
   Party& r2 = s.join("read-write", rd);
   s.queue_up({&w1, &r1, &w2, &r2});
   EXPECT_TRUE(w1.holds());
-  s.release(w1);
-  s.run_for(kSettle);
+  s.release_and_settle(w1);
   EXPECT_TRUE(r1.holds());
   EXPECT_FALSE(w2.holds());
   EXPECT_FALSE(r2.holds());
-  s.release(r1);
-  s.run_for(kSettle);
+  s.release_and_settle(r1);
   EXPECT_TRUE(w2.holds());
-  s.release(w2);
-  s.run_for(kSettle);
+  s.release_and_settle(w2);
   EXPECT_TRUE(r2.holds());
   EXPECT_FALSE(s.rw_violation);
   // Each waiter was woken once: by the node it watched.
@@ -712,18 +670,15 @@ TEST(Semaphore, AtMostNHoldersAndOutOfOrderReleasesHandLeasesOn) {
     Scenario s;
     LockOptions o;
     o.max_leases = 2;
-    std::vector<Party*> ps;
-    for (int i = 0; i < 4; ++i) ps.push_back(&s.join(name, o));
+    const std::vector<Party*> ps = s.join_many(4, name, o);
     s.queue_up(ps);
     EXPECT_TRUE(ps[0]->holds());
     EXPECT_TRUE(ps[1]->holds());
     EXPECT_FALSE(ps[2]->holds());
-    s.release(*ps[1]);
-    s.run_for(kSettle);
+    s.release_and_settle(*ps[1]);
     EXPECT_TRUE(ps[2]->holds());
     EXPECT_FALSE(ps[3]->holds());
-    s.release(*ps[0]);
-    s.run_for(kSettle);
+    s.release_and_settle(*ps[0]);
     EXPECT_TRUE(ps[3]->holds());
     EXPECT_EQ(s.max_holders, 2);
   }
@@ -737,8 +692,7 @@ TEST(Semaphore, NeverMoreThanNUnderRacesAndFaults) {
     Scenario s;
     LockOptions o;
     o.max_leases = 3;
-    std::vector<Party*> ps;
-    for (int i = 0; i < 8; ++i) ps.push_back(&s.join(name, o));
+    const std::vector<Party*> ps = s.join_many(8, name, o);
     s.run_for(milliseconds(50));
     for (Party* p : ps) s.cycle(*p, milliseconds(20));
     for (uint32_t c = 1; c <= 8; ++c) {
@@ -761,8 +715,7 @@ TEST(Election, LeaderIsObservableStepsDownOnExpiryAndANewLeaderIsElected) {
   // S8: three candidates; c1 leads and everyone sees it; c1's session expires, c1 learns it
   // must step down (kLost), and c2 is elected and seen as leader.
   Scenario s;
-  std::vector<Party*> ps;
-  for (int i = 0; i < 3; ++i) ps.push_back(&s.join("election"));
+  const std::vector<Party*> ps = s.join_many(3, "election");
   s.queue_up(ps);
   EXPECT_TRUE(ps[0]->holds());
   std::string seen;
@@ -781,8 +734,7 @@ TEST(Election, LeaderIsObservableStepsDownOnExpiryAndANewLeaderIsElected) {
                        "ask");
   s.run_for(kSettle);
   EXPECT_EQ(seen, "c2");
-  s.release(*ps[1]);  // c2 resigns: c3 leads
-  s.run_for(kSettle);
+  s.release_and_settle(*ps[1]);  // c2 resigns: c3 leads
   EXPECT_TRUE(ps[2]->holds());
 }
 
@@ -794,17 +746,10 @@ TEST(SequenceWrap, FairMutexKeepsQueueOrderAcrossInt32Max) {
     Scenario s;
     const RecipeInfo* r = find_recipe(name);
     Party& setup = s.join(name, mutex_like(*r));
-    s.acquire(setup);  // creates the directory
-    s.run_for(kSettle);
-    s.release(setup);
-    s.run_for(kSettle);
+    s.acquire_and_settle(setup);  // creates the directory
+    s.release_and_settle(setup);
     s.world.set_sequence_counter("/locks/test", INT32_MAX - 1);
-    std::vector<Party*> ps;
-    for (int i = 0; i < 3; ++i) ps.push_back(&s.join(name, mutex_like(*r)));
-    s.queue_up(ps);
-    drain_queue(s, 4);
-    EXPECT_EQ(s.grant_order, (std::vector<std::string>{"c1", "c2", "c3", "c4"}));
-    EXPECT_EQ(s.max_holders, 1);
+    expect_granted_in_queue_order(s, s.join_many(3, name, mutex_like(*r)));
   }
 }
 
@@ -813,16 +758,12 @@ TEST(ForeignChildren, AreIgnoredByTheQueue) {
   Scenario s;
   Party& a = s.join("fair-mutex");
   Party& b = s.join("fair-mutex");
-  s.acquire(a);
-  s.run_for(kSettle);
+  s.acquire_and_settle(a);
   s.inject(FaultKind::kForeignChild, 0, {}, "/locks/test/zz-foreign");
-  s.acquire(b);
-  s.run_for(kSettle);
-  s.release(a);
-  s.run_for(kSettle);
+  s.acquire_and_settle(b);
+  s.release_and_settle(a);
   EXPECT_TRUE(b.holds());
-  s.release(b);
-  s.run_for(kSettle);
+  s.release_and_settle(b);
   EXPECT_TRUE(s.children().empty());
   EXPECT_EQ(s.world.node("/locks/test")->children, (std::vector<std::string>{"zz-foreign"}));
 }

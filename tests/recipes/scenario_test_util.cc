@@ -62,6 +62,12 @@ Party& Scenario::join(std::string_view recipe, LockOptions options, sim::ClientO
   return *parties.back();
 }
 
+std::vector<Party*> Scenario::join_many(int n, std::string_view recipe, LockOptions options) {
+  std::vector<Party*> out;
+  for (int i = 0; i < n; ++i) out.push_back(&join(recipe, options));
+  return out;
+}
+
 void Scenario::acquire(Party& p, zk::Duration timeout) {
   const zk::Time deadline = timeout.us < 0 ? zk::kNever : world.now() + timeout;
   p.acquired = Outcome{};
@@ -83,20 +89,36 @@ void Scenario::cycle(Party& p, zk::Duration hold) {
   p.client->spawn(cycle_task(&p, hold, &grant_order), "cycle");
 }
 
+void Scenario::acquire_and_settle(Party& p) {
+  acquire(p);
+  run_for(kSettle);
+}
+
+void Scenario::release_and_settle(Party& p) {
+  release(p);
+  run_for(kSettle);
+}
+
 void Scenario::queue_up(const std::vector<Party*>& ps) {
   run_for(zk::milliseconds(50));
   for (Party* p : ps) {
     acquire(*p);
     run_for(zk::milliseconds(3));
   }
-  run_for(zk::milliseconds(200));
+  run_for(kSettle);
 }
 
 void Scenario::one_after_another(Party& first, Party& second) {
-  acquire(first);
-  run_for(zk::milliseconds(200));
-  acquire(second);
-  run_for(zk::milliseconds(200));
+  acquire_and_settle(first);
+  acquire_and_settle(second);
+}
+
+void Scenario::holder_and_two_waiters(Party& holder, Party& waiter, Party& last,
+                                      zk::Duration waiter_timeout) {
+  acquire_and_settle(holder);
+  acquire(waiter, waiter_timeout);
+  run_for(zk::milliseconds(10));
+  acquire_and_settle(last);
 }
 
 void Scenario::run_for(zk::Duration d, zk::Duration slice) {

@@ -53,14 +53,27 @@ class Scenario {
   // "/locks/test"); the client name is the lock's client_name.
   Party& join(std::string_view recipe, LockOptions options = {}, sim::ClientOptions client = {});
 
+  // How long a script lets one step (an acquire, a release, a reconnect) settle.
+  static constexpr zk::Duration kSettle = zk::milliseconds(200);
+
+  // `n` new parties of `recipe`, all with `options` (see join()).
+  std::vector<Party*> join_many(int n, std::string_view recipe, LockOptions options = {});
+
   // Spawns an acquire (deadline = now + timeout; zk::Duration{-1} means none).
   void acquire(Party& p, zk::Duration timeout = zk::Duration{-1});
   void release(Party& p);
   void watch_lost(Party& p);
-  // After 50 ms (connect), each party acquires in turn, 3 ms apart; then 200 ms pass.
+  // acquire(p) / release(p), then kSettle passes.
+  void acquire_and_settle(Party& p);
+  void release_and_settle(Party& p);
+  // After 50 ms (connect), each party acquires in turn, 3 ms apart; then kSettle passes.
   void queue_up(const std::vector<Party*>& ps);
-  // `first` acquires, 200 ms pass, `second` acquires, 200 ms pass.
+  // `first` acquires, kSettle passes, `second` acquires, kSettle passes.
   void one_after_another(Party& first, Party& second);
+  // `holder` acquires and kSettle passes; `waiter` acquires with `waiter_timeout`, 10 ms later
+  // `last` acquires, and kSettle passes: `last` queues behind `waiter`, which waits for `holder`.
+  void holder_and_two_waiters(Party& holder, Party& waiter, Party& last,
+                              zk::Duration waiter_timeout = zk::Duration{-1});
   // acquire, hold for `hold`, release: one task ("cycle").
   void cycle(Party& p, zk::Duration hold);
 

@@ -157,21 +157,34 @@ void sweep(const char* recipe, uint64_t seed, int clients, int rounds, Faults ki
   }
 }
 
+// The correct mutexes the sweeps run on.
+constexpr const char* kMutexes[] = {"fair-mutex", "exclusive", "naive-mutex",    "election",
+                                    "read-write", "semaphore", "semaphore-gated"};
+
+struct SweepTotals {
+  uint64_t recovered = 0;  // ambiguous creates, retried deletes, session wake-ups
+  int stale = 0;           // grants decided on a read that a pause made stale
+};
+
+// `sweep` of `recipe` with 5 clients x 4 rounds for seeds 1..kSeeds, summed over the seeds.
+SweepTotals sweep_seeds(const char* recipe, Faults kinds) {
+  SweepTotals t;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    sweep(recipe, seed, 5, 4, kinds, &t.recovered, &t.stale);
+  }
+  return t;
+}
+
 TEST(Stress, MutexesSurviveConnectionFaultsAcrossFiftySeeds) {
   // 5 clients x 4 rounds on every correct recipe (as a mutex: writers, one lease) under 12
   // connection losses / lost replies per run, for seeds 1-50 (1-10 under sanitizers): never two
   // believers, every round done, tokens increasing, no orphans.
-  for (const char* recipe : {"fair-mutex", "exclusive", "naive-mutex", "election", "read-write",
-                             "semaphore", "semaphore-gated"}) {
-    uint64_t recovered = 0;  // ambiguous creates, retried deletes, session wake-ups
-    int stale = 0;
-    for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
-      sweep(recipe, seed, 5, 4, Faults::kConnection, &recovered, &stale);
-    }
+  for (const char* recipe : kMutexes) {
+    const SweepTotals t = sweep_seeds(recipe, Faults::kConnection);
     std::printf("[stress] %-15s %llu seeds: %llu fault recoveries\n", recipe,
                 static_cast<unsigned long long>(kSeeds),
-                static_cast<unsigned long long>(recovered));
-    EXPECT_GT(recovered, kSeeds) << "the faults must actually hit the recipe";
+                static_cast<unsigned long long>(t.recovered));
+    EXPECT_GT(t.recovered, kSeeds) << "the faults must actually hit the recipe";
   }
 }
 
@@ -181,19 +194,14 @@ TEST(Stress, MutexesStayLiveAndFencedThroughExpiriesAndPauses) {
   // expiry); every grant whose node still exists has a larger token than the one before; a
   // grant whose node is gone (decided before a pause) belongs to an expired session; no node
   // is left behind.
-  for (const char* recipe : {"fair-mutex", "exclusive", "naive-mutex", "election", "read-write",
-                             "semaphore", "semaphore-gated"}) {
-    uint64_t recovered = 0;
-    int stale = 0;
-    for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
-      sweep(recipe, seed, 5, 4, Faults::kSession, &recovered, &stale);
-    }
+  for (const char* recipe : kMutexes) {
+    const SweepTotals t = sweep_seeds(recipe, Faults::kSession);
     std::printf(
         "[stress] %-15s %llu seeds with expiries and pauses: %llu recoveries, %d stale "
         "grants (fenced off: their sessions had expired)\n",
-        recipe, static_cast<unsigned long long>(kSeeds), static_cast<unsigned long long>(recovered),
-        stale);
-    EXPECT_GT(recovered, kSeeds);
+        recipe, static_cast<unsigned long long>(kSeeds),
+        static_cast<unsigned long long>(t.recovered), t.stale);
+    EXPECT_GT(t.recovered, kSeeds);
   }
 }
 
@@ -202,18 +210,13 @@ TEST(Stress, MutexesStayLiveThroughEveryFaultKindOnAnEnsemble) {
   // closed sessions, server restarts, lagging followers, foreign children, cancellations on
   // top of the above): every round completes, live grants' tokens grow, stale grants belong
   // to dead sessions, and no contender node is left behind.
-  for (const char* recipe : {"fair-mutex", "exclusive", "naive-mutex", "election", "read-write",
-                             "semaphore", "semaphore-gated"}) {
-    uint64_t recovered = 0;
-    int stale = 0;
-    for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
-      sweep(recipe, seed, 5, 4, Faults::kEverything, &recovered, &stale);
-    }
+  for (const char* recipe : kMutexes) {
+    const SweepTotals t = sweep_seeds(recipe, Faults::kEverything);
     std::printf(
         "[stress] %-15s %llu seeds, every fault kind, 3 servers: %llu recoveries, %d stale "
         "grants\n",
-        recipe, static_cast<unsigned long long>(kSeeds), static_cast<unsigned long long>(recovered),
-        stale);
+        recipe, static_cast<unsigned long long>(kSeeds),
+        static_cast<unsigned long long>(t.recovered), t.stale);
   }
 }
 

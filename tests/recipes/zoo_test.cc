@@ -16,7 +16,7 @@ using sim::FaultKind;
 using zk::Error;
 using zk::milliseconds;
 
-constexpr zk::Duration kSettle = milliseconds(200);
+constexpr zk::Duration kSettle = Scenario::kSettle;
 
 // Nodes in the lock directory owned by `p`'s current session.
 int nodes_of(const Scenario& s, const Party& p) {
@@ -26,6 +26,13 @@ int nodes_of(const Scenario& s, const Party& p) {
     if (v && v->stat.ephemeral_owner == p.client->id()) ++n;
   }
   return n;
+}
+
+// `first` acquires, then `second` (Scenario::one_after_another), and both believe they hold.
+void expect_both_hold(Scenario& s, Party& first, Party& second) {
+  s.one_after_another(first, second);
+  EXPECT_TRUE(first.holds());
+  EXPECT_TRUE(second.holds());
 }
 
 TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
@@ -55,11 +62,9 @@ TEST(Zoo, NoIdInNameOrphansItsNodeAndDeadlocksBehindIt) {
   Scenario s;
   Party& a = s.join("broken/no-id-in-name");
   Party& b = s.join("broken/no-id-in-name");
-  s.acquire(b);
-  s.run_for(kSettle);
+  s.acquire_and_settle(b);
   s.inject(FaultKind::kLoseNextReply, 1);
-  s.acquire(a);
-  s.run_for(kSettle);
+  s.acquire_and_settle(a);
   s.release(b);
   s.run_for(zk::seconds(5));
   EXPECT_FALSE(a.acquired.done) << "deadlock: a never acquires";
@@ -74,12 +79,7 @@ TEST(Zoo, TimeoutLeavesNodeBlocksEveryLaterWaiter) {
   Party& a = s.join("broken/timeout-leaves-node");
   Party& b = s.join("broken/timeout-leaves-node");
   Party& c = s.join("broken/timeout-leaves-node");
-  s.acquire(a);
-  s.run_for(kSettle);
-  s.acquire(b, milliseconds(100));
-  s.run_for(milliseconds(10));
-  s.acquire(c);
-  s.run_for(kSettle);
+  s.holder_and_two_waiters(a, b, c, milliseconds(100));
   ASSERT_TRUE(b.acquired.done);
   EXPECT_EQ(b.acquired.error, Error::kOperationTimeout);
   EXPECT_EQ(nodes_of(s, b), 1) << "orphan left on timeout";
@@ -96,12 +96,7 @@ TEST(Zoo, NoRelistGrantsTwoHoldersWhenAMiddleWaiterGivesUp) {
   Party& a = s.join("broken/no-relist");
   Party& b = s.join("broken/no-relist");
   Party& c = s.join("broken/no-relist");
-  s.acquire(a);
-  s.run_for(kSettle);
-  s.acquire(b, milliseconds(100));
-  s.run_for(milliseconds(10));
-  s.acquire(c);
-  s.run_for(kSettle);
+  s.holder_and_two_waiters(a, b, c, milliseconds(100));
   EXPECT_TRUE(a.holds());
   EXPECT_TRUE(c.holds());
   EXPECT_EQ(s.max_holders, 2);
@@ -129,11 +124,9 @@ TEST(Zoo, WatchFirstWakesEveryWaiterOnEachRelease) {
   for (const char* name : {"broken/watch-first", "fair-mutex"}) {
     SCOPED_TRACE(name);
     Scenario s;
-    std::vector<Party*> ps;
-    for (int i = 0; i < 6; ++i) ps.push_back(&s.join(name));
+    const std::vector<Party*> ps = s.join_many(6, name);
     s.queue_up(ps);
-    s.release(*ps[0]);
-    s.run_for(kSettle);
+    s.release_and_settle(*ps[0]);
     const HerdFigures h = herd_under(s.world, "/locks/test");
     ASSERT_EQ(h.releases, 1u);
     if (std::string(name) == "fair-mutex") {
@@ -158,8 +151,7 @@ TEST(Zoo, Seed001LatchNeverRenewedMakesTheLoserSpin) {
     Party& a = s.join(names[v]);
     Party& b = s.join(names[v]);
     Party& c = s.join(names[v]);
-    s.acquire(a);
-    s.run_for(kSettle);
+    s.acquire_and_settle(a);
     s.acquire(b);
     s.acquire(c);
     s.run_for(kSettle);
@@ -192,8 +184,7 @@ TEST(Zoo, Seed001ExistsThenSubscribeMissesTheDeleteAndSleepsWhileFree) {
       Scenario s;
       Party& a = s.join(names[v]);
       Party& b = s.join(names[v]);
-      s.acquire(a);
-      s.run_for(kSettle);
+      s.acquire_and_settle(a);
       s.acquire(b);
       s.run_for(zk::microseconds(us));
       s.release(a);
@@ -215,9 +206,7 @@ TEST(Zoo, SortByNameLetsALaterContenderHoldBesideTheHolder) {
   Scenario s;
   Party& c1 = s.join("broken/sort-by-name");
   Party& c2 = s.join("broken/sort-by-name");
-  s.one_after_another(c2, c1);
-  EXPECT_TRUE(c2.holds());
-  EXPECT_TRUE(c1.holds());
+  expect_both_hold(s, c2, c1);
   EXPECT_EQ(s.max_holders, 2);
 }
 
@@ -228,9 +217,7 @@ TEST(Zoo, RwSortByNameLetsAReaderHoldBesideTheWriter) {
   const LockOptions rd = with_role(Role::kRead), wr = with_role(Role::kWrite);
   Party& r = s.join("broken/rw-sort-by-name", rd);
   Party& w = s.join("broken/rw-sort-by-name", wr);
-  s.one_after_another(w, r);
-  EXPECT_TRUE(w.holds());
-  EXPECT_TRUE(r.holds());
+  expect_both_hold(s, w, r);
   EXPECT_TRUE(s.rw_violation);
 }
 
@@ -242,10 +229,8 @@ TEST(Zoo, SortSignedBreaksAcrossTheSequenceWrap) {
     Scenario s;
     Party& a = s.join(name);
     Party& b = s.join(name);
-    s.acquire(a);
-    s.run_for(kSettle);
-    s.release(a);
-    s.run_for(kSettle);
+    s.acquire_and_settle(a);
+    s.release_and_settle(a);
     s.world.set_sequence_counter("/locks/test", INT32_MAX);
     s.one_after_another(a, b);
     EXPECT_EQ(a.acquired.grant.node.substr(a.acquired.grant.node.size() - 10), "2147483647");
@@ -259,9 +244,7 @@ TEST(Zoo, ReaderIgnoresWritersHoldsBesideTheWriter) {
   const LockOptions rd = with_role(Role::kRead), wr = with_role(Role::kWrite);
   Party& w = s.join("broken/reader-ignores-writers", wr);
   Party& r = s.join("broken/reader-ignores-writers", rd);
-  s.one_after_another(w, r);
-  EXPECT_TRUE(w.holds());
-  EXPECT_TRUE(r.holds());
+  expect_both_hold(s, w, r);
   EXPECT_TRUE(s.rw_violation);
 }
 
@@ -271,8 +254,7 @@ TEST(Zoo, SemaphoreWatchAheadSleepsWhileALeaseIsFree) {
   Scenario s;
   LockOptions o;
   o.max_leases = 2;
-  std::vector<Party*> ps;
-  for (int i = 0; i < 4; ++i) ps.push_back(&s.join("broken/semaphore-watch-ahead", o));
+  const std::vector<Party*> ps = s.join_many(4, "broken/semaphore-watch-ahead", o);
   s.queue_up(ps);
   ASSERT_TRUE(ps[0]->holds());
   ASSERT_TRUE(ps[1]->holds());
