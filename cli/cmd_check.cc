@@ -1,12 +1,14 @@
 // `lockstep check`: the main job — every recipe and broken variant of the registry through the
 // property suite in the simulator (properties/check.h owns the flags, the table and the exit
-// status; this file only hands it the arguments).
+// status; this file hands it the arguments and the trace saver, traces::save_seed_failure, which
+// the properties library cannot call itself because traces/ depends on it).
 #include <unistd.h>
 
 #include <iostream>
 
 #include "cli/cli.h"
 #include "properties/check.h"
+#include "traces/record.h"
 #ifdef LOCKSTEP_HAVE_REAL
 #include "properties/check_real.h"  // --real / --ensemble
 #endif
@@ -35,7 +37,8 @@ int run_check(const std::vector<std::string>& args) {
     if (a == "--real" || a == "--ensemble") return run_check_real(args);
   }
   return call_with_argv(args, [](int argc, char** argv) {
-    return properties::check_main(argc, argv, std::cout, std::cerr, isatty(STDOUT_FILENO) != 0);
+    return properties::check_main(argc, argv, std::cout, std::cerr, isatty(STDOUT_FILENO) != 0,
+                                  traces::save_seed_failure);
   });
 }
 

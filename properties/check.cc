@@ -23,7 +23,7 @@ constexpr const char* kColumns[kPropertyCount] = {"mutex",  "fenced", "fifo",  "
 
 const char* kUsage =
     "usage: lockstep check [--recipe NAME]... [--seeds N] [--seed S] [--faults LIST]\n"
-    "                      [--jobs N] [--json] [--log]\n"
+    "                      [--jobs N] [--json] [--log] [--trace-dir DIR | --no-traces]\n"
     "  Runs every recipe and broken variant (or each --recipe) through the property suite in\n"
     "  the simulator. A correct recipe must pass every property it claims; a broken variant\n"
     "  must be caught by its expected property.\n"
@@ -34,8 +34,15 @@ const char* kUsage =
     "                 expire, abandon, pause, partition, delay, lagging-follower,\n"
     "                 server-restart, cancel, foreign-child, crash, close (or none)\n"
     "  --jobs N       split the recipes over N worker processes (default 1)\n"
-    "  --json         one JSON object: {results: [...], seeds_per_second}\n"
-    "  --log          with --seed: also print the simulator's event log\n";
+    "  --json         one JSON object: {results: [...], seeds_per_second}; a result's\n"
+    "                 `trace` is the saved trace of its first failing seed (or null)\n"
+    "  --log          with --seed: also print the simulator's event log\n"
+    "  --trace-dir DIR  save the trace of every failing seed under DIR (default\n"
+    "                 traces/failures, created when needed; files are never replaced):\n"
+    "                 `./lockstep replay FILE` re-runs it, `./lockstep show FILE` draws it\n"
+    "  --no-traces    save no traces\n"
+    "exit: 0 every recipe as expected, 1 a correct recipe failed or a broken variant was not\n"
+    "caught, 2 usage error (also: a trace directory that cannot be created)\n";
 
 bool parse_u64(std::string_view s, uint64_t min, uint64_t max, uint64_t* out) {
   if (s.empty() || s.size() > 19) return false;
@@ -108,6 +115,10 @@ void print_failures(const std::vector<RecipeResult>& results, const CheckOptions
                                                          : "VIOLATED ")
           << r.recipe << " " << to_string(static_cast<Property>(i)) << " at seed " << *p.seed
           << ": " << first_line(p.message) << "\n  reproduce: " << repro(r.recipe, *p.seed) << "\n";
+      if (auto t = r.traces.find(*p.seed); t != r.traces.end()) {
+        out << "  trace:     " << t->second << "\n  replay:    ./lockstep replay " << t->second
+            << "\n  show:      ./lockstep show " << t->second << "\n";
+      }
     }
     if (r.expected == recipes::Expected::kBroken && !r.as_expected()) {
       out << "NOT CAUGHT " << r.recipe << ": "
@@ -139,7 +150,8 @@ nlohmann::json to_json(const std::vector<RecipeResult>& results, double seeds_pe
     j["seed"] = seed ? nlohmann::json(*seed) : nlohmann::json(nullptr);
     j["reproduce"] = seed ? nlohmann::json(repro(r.recipe, *seed)) : nlohmann::json(nullptr);
     j["seeds_run"] = r.seeds_run;
-    j["trace"] = nullptr;
+    const auto trace = seed ? r.traces.find(*seed) : r.traces.end();
+    j["trace"] = trace != r.traces.end() ? nlohmann::json(trace->second) : nlohmann::json(nullptr);
     rs.push_back(std::move(j));
   }
   nlohmann::json doc;
@@ -148,9 +160,31 @@ nlohmann::json to_json(const std::vector<RecipeResult>& results, double seeds_pe
   return doc;
 }
 
+// Saves a trace for every distinct failing seed of every result, in order (deterministic
+// whatever --jobs was). A trace that cannot be written is reported on `err`; the verdicts stand.
+void save_traces(const std::vector<const recipes::RecipeInfo*>& todo, const CheckOptions& o,
+                 const TraceSaver& save_trace, std::vector<RecipeResult>* results,
+                 std::ostream& err) {
+  if (!save_trace || !o.save_traces) return;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    RecipeResult& r = (*results)[i];
+    for (const PropertyResult& p : r.properties) {
+      if (!p.seed || r.traces.count(*p.seed) != 0) continue;
+      std::string error;
+      const std::string path = save_trace(*todo[i], *p.seed, o.faults, o.trace_dir, &error);
+      if (path.empty()) {
+        err << "lockstep check: the trace of " << r.recipe << " seed " << *p.seed
+            << " was not saved: " << error << "\n";
+        continue;
+      }
+      r.traces[*p.seed] = path;
+    }
+  }
+}
+
 // --seed S: the full report of one seed for each selected recipe.
 int run_single(const std::vector<const recipes::RecipeInfo*>& todo, const CheckOptions& o,
-               std::ostream& out) {
+               const TraceSaver& save_trace, std::ostream& out, std::ostream& err) {
   bool all_expected = true;
   std::vector<RecipeResult> results;
   for (const recipes::RecipeInfo* r : todo) {
@@ -165,6 +199,7 @@ int run_single(const std::vector<const recipes::RecipeInfo*>& todo, const CheckO
     all_expected = all_expected && rr.as_expected();
     results.push_back(std::move(rr));
   }
+  save_traces(todo, o, save_trace, &results, err);
   if (o.json) {
     out << to_json(results, 0).dump(2) << "\n";
   } else {
@@ -215,7 +250,8 @@ std::optional<CheckOptions> parse_check_args(int argc, char** argv, std::ostream
       value = argv[++i];
       return true;
     };
-    const bool boolean = arg == "--json" || arg == "--log" || arg == "--help" || arg == "-h";
+    const bool boolean =
+        arg == "--json" || arg == "--log" || arg == "--no-traces" || arg == "--help" || arg == "-h";
     if (boolean && has_value) return fail("flag " + arg + " takes no value");
     if (arg == "--help" || arg == "-h") {
       err << kUsage;
@@ -224,6 +260,11 @@ std::optional<CheckOptions> parse_check_args(int argc, char** argv, std::ostream
       o.json = true;
     } else if (arg == "--log") {
       o.event_log = true;
+    } else if (arg == "--no-traces") {
+      o.save_traces = false;
+    } else if (arg == "--trace-dir") {
+      if (!take() || value.empty()) return fail("--trace-dir needs a directory");
+      o.trace_dir = value;
     } else if (arg == "--recipe") {
       if (!take()) return fail("--recipe needs a NAME");
       if (recipes::find_recipe(value) == nullptr) {
@@ -312,7 +353,8 @@ RecipeResult check_recipe(const recipes::RecipeInfo& recipe, const CheckOptions&
   return rr;
 }
 
-int check_main(int argc, char** argv, std::ostream& out, std::ostream& err, bool interactive) {
+int check_main(int argc, char** argv, std::ostream& out, std::ostream& err, bool interactive,
+               const TraceSaver& save_trace) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -330,7 +372,16 @@ int check_main(int argc, char** argv, std::ostream& out, std::ostream& err, bool
   } else {
     for (const std::string& name : o.recipes) todo.push_back(recipes::find_recipe(name));
   }
-  if (o.seed) return run_single(todo, o, out);
+  if (save_trace && o.save_traces) {
+    // Found before any seed runs, not after minutes of checking.
+    if (const std::string problem = host_dir_problem(o.trace_dir); !problem.empty()) {
+      err << "lockstep check: cannot save failure traces in '" << o.trace_dir << "': " << problem
+          << "\n  fix: pass --trace-dir DIR with a directory you can write (it is created when "
+             "needed), or --no-traces\n";
+      return kExitUsage;
+    }
+  }
+  if (o.seed) return run_single(todo, o, save_trace, out, err);
 
   std::ostream* progress = o.interactive && !o.json ? &err : nullptr;
   const double t0 = host_seconds();
@@ -339,6 +390,7 @@ int check_main(int argc, char** argv, std::ostream& out, std::ostream& err, bool
   const double elapsed = host_seconds() - t0;
   const double cpu = host_cpu_seconds() - cpu0;
   if (progress != nullptr) *progress << "\r" << std::string(60, ' ') << "\r" << std::flush;
+  save_traces(todo, o, save_trace, &results, err);
   uint64_t seeds = 0;
   uint64_t requests = 0;
   bool all_expected = true;

@@ -9,12 +9,24 @@
 // command that reproduces it: `./lockstep check --recipe NAME --seed S`, which prints the
 // scenario, the verdicts and the history around the violation.
 //
+// Failure traces: when the caller installs a TraceSaver (the CLI does, cli/cmd_check.cc; this
+// library cannot link traces/, which depends on it), every distinct failing seed of every recipe
+// (each first violating seed of a correct recipe, the catching seed of a broken variant) is saved
+// as a trace under --trace-dir (default traces/failures, relative to the working directory)
+// after all recipes ran, in the parent process and in `todo` order, so --jobs changes nothing.
+// The saver names each file by recipe, seed and event-log hash, writes it atomically and never
+// replaces a different file. The table output prints each path with its `./lockstep replay` and
+// `./lockstep show` commands; --json puts the path of the result's first failing seed in
+// `trace`. A trace directory that cannot be created is a usage error found before any seed runs.
+//
 // Flags: --recipe NAME (repeatable), --seeds N (default 100), --seed S (just that seed),
 // --faults LIST (comma-separated fault names, see scenario.h; restricts every recipe's fault
 // plans), --jobs N (recipes are split over N forked worker processes; 1 = in this process),
-// --json, --log (with --seed: also print the simulator's event log), --help.
+// --json, --log (with --seed: also print the simulator's event log), --trace-dir DIR,
+// --no-traces, --help.
 // Exit status: 0 when every recipe behaved as expected, 1 when a correct recipe failed or a
-// broken variant was not caught, 2 for a usage error (unknown flag or recipe, bad number).
+// broken variant was not caught, 2 for a usage error (unknown flag or recipe, bad number, a trace
+// directory that cannot be created).
 //
 // The engine itself is deterministic and single-threaded; the wall clock (for seeds per second)
 // and fork() live in properties/check_host.cc, outside the deterministic core. `interactive`
@@ -22,7 +34,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -43,7 +57,16 @@ struct CheckOptions {
   bool json = false;
   bool event_log = false;
   bool interactive = false;
+  std::string trace_dir = "traces/failures";  // where failing seeds' traces go
+  bool save_traces = true;                    // false: --no-traces
 };
+
+// Records the run of `seed` for `recipe` (the scenario check derives, faults restricted to
+// `faults` when not empty) and saves it as a trace under `dir`. Returns the path, or "" with
+// *error set. Installed by the CLI (traces::save_seed_failure).
+using TraceSaver = std::function<std::string(const recipes::RecipeInfo& recipe, uint64_t seed,
+                                             const std::set<sim::FaultKind>& faults,
+                                             const std::string& dir, std::string* error)>;
 
 // The outcome for one property of one recipe over the seeds run.
 struct PropertyResult {
@@ -58,7 +81,8 @@ struct RecipeResult {
   std::optional<Property> must_violate;
   PropertyResult properties[kPropertyCount];
   uint64_t seeds_run = 0;
-  uint64_t requests = 0;  // simulated requests over all seeds
+  uint64_t requests = 0;                   // simulated requests over all seeds
+  std::map<uint64_t, std::string> traces;  // failing seed -> saved trace path
 
   bool violated() const;
   std::optional<uint64_t> first_failing_seed() const;
@@ -77,8 +101,9 @@ RecipeResult empty_result(const recipes::RecipeInfo& recipe);
 RecipeResult check_recipe(const recipes::RecipeInfo& recipe, const CheckOptions& o,
                           std::ostream* progress);
 
+// `save_trace`: how failing seeds become trace files (nullptr: none are saved).
 int check_main(int argc, char** argv, std::ostream& out, std::ostream& err,
-               bool interactive = false);
+               bool interactive = false, const TraceSaver& save_trace = nullptr);
 
 // ---- check_host.cc: the non-deterministic host side ----
 // Seconds on a monotonic host clock (only for the seeds-per-second report).
@@ -90,5 +115,8 @@ double host_cpu_seconds();
 // fails.
 std::vector<RecipeResult> check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo,
                                                const CheckOptions& o, std::ostream* progress);
+// "" when files can be written under `dir`: it is a writable directory, or the nearest part of
+// it that exists is one (so it can be created). Otherwise what is in the way. Creates nothing.
+std::string host_dir_problem(const std::string& dir);
 
 }  // namespace lockstep::properties

@@ -9,8 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>  // lockstep-allow: host timing for the report only
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -89,6 +92,28 @@ double host_cpu_seconds() {
   };
   return secs(self.ru_utime) + secs(self.ru_stime) + secs(children.ru_utime) +
          secs(children.ru_stime);
+}
+
+std::string host_dir_problem(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // The nearest part of the path that exists: the directory itself, or the ancestor under which
+  // create_directories would make it.
+  fs::path existing = dir.empty() ? fs::path(".") : fs::path(dir);
+  for (int guard = 0; guard < 4096 && !fs::exists(existing, ec); ++guard) {
+    const fs::path parent = existing.parent_path();
+    existing = parent.empty() || parent == existing ? fs::path(".") : parent;
+  }
+  const bool is_self = existing == fs::path(dir);
+  if (!fs::is_directory(existing, ec)) {
+    return is_self ? "it exists and is not a directory"
+                   : "'" + existing.string() + "' is not a directory, so it cannot be created";
+  }
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+    return (is_self ? "it is not writable" : "'" + existing.string() + "' is not writable") +
+           std::string(" (") + std::strerror(errno) + ")";
+  }
+  return {};
 }
 
 std::vector<RecipeResult> check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo,

@@ -1,10 +1,13 @@
 // Tests of the `lockstep check` engine (check_main): usage errors, the table, the JSON shape,
-// reproduction commands, and that --jobs does not change the verdicts.
+// reproduction commands, that --jobs does not change the verdicts, and how failing seeds are
+// handed to the trace saver (a fake one here; cli/cli_test.cc checks the real files).
 #include "properties/check.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,14 +21,33 @@ struct Outcome {
   std::string err;
 };
 
-Outcome run(std::vector<std::string> args) {
+Outcome run(std::vector<std::string> args, const TraceSaver& saver = nullptr) {
   args.insert(args.begin(), "check");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   std::ostringstream out, err;
-  const int code = check_main(static_cast<int>(argv.size()), argv.data(), out, err);
+  const int code = check_main(static_cast<int>(argv.size()), argv.data(), out, err, false, saver);
   return {code, out.str(), err.str()};
 }
+
+// A saver that writes nothing and remembers what it was asked: "recipe seed dir faults".
+struct FakeSaver {
+  std::vector<std::string> calls;
+  std::string fail_with;  // when set, every save fails with this error
+
+  TraceSaver saver() {
+    return [this](const recipes::RecipeInfo& r, uint64_t seed, const std::set<sim::FaultKind>& f,
+                  const std::string& dir, std::string* error) -> std::string {
+      calls.push_back(r.name + " " + std::to_string(seed) + " " + dir + " " +
+                      std::to_string(f.size()));
+      if (!fail_with.empty()) {
+        *error = fail_with;
+        return {};
+      }
+      return dir + "/" + r.name + "-" + std::to_string(seed) + ".json";
+    };
+  }
+};
 
 // Unknown recipes, flags, fault kinds and malformed numbers are usage errors (exit 2) that say
 // what was wrong.
@@ -102,6 +124,115 @@ TEST(CheckMain, JobsDoNotChangeVerdicts) {
     return doc.is_discarded() ? nlohmann::json() : doc["results"];
   };
   EXPECT_EQ(results("1"), results("3"));
+}
+
+// Every distinct failing seed is handed to the saver once (with the --trace-dir and the
+// --faults restriction); the table prints each path with its replay and show commands and the
+// JSON `trace` is the path of the result's first failing seed; a passing recipe saves nothing.
+TEST(CheckTraces, FailingSeedsAreSavedAndTheirPathsPrinted) {
+  const std::string dir = ::testing::TempDir() + "check-traces";
+  FakeSaver fake;
+  const Outcome o = run({"--recipe", "broken/sort-by-name", "--recipe", "fair-mutex", "--seeds",
+                         "5", "--faults", "connection-loss", "--trace-dir", dir},
+                        fake.saver());
+  ASSERT_EQ(fake.calls.size(), 1u) << o.out << o.err;
+  std::istringstream call(fake.calls[0]);
+  std::string recipe, seed, call_dir, faults;
+  call >> recipe >> seed >> call_dir >> faults;
+  EXPECT_EQ(recipe, "broken/sort-by-name");
+  EXPECT_EQ(call_dir, dir);
+  EXPECT_EQ(faults, "1");
+  EXPECT_NE(o.out.find("caught   broken/sort-by-name mutual-exclusion at seed " + seed),
+            std::string::npos)
+      << o.out;
+  const std::string path = dir + "/broken/sort-by-name-" + seed + ".json";
+  EXPECT_NE(o.out.find("  trace:     " + path + "\n  replay:    ./lockstep replay " + path +
+                       "\n  show:      ./lockstep show " + path + "\n"),
+            std::string::npos)
+      << o.out;
+
+  FakeSaver json_fake;
+  const Outcome j = run({"--recipe", "broken/sort-by-name", "--recipe", "fair-mutex", "--seeds",
+                         "5", "--faults", "connection-loss", "--trace-dir", dir, "--json"},
+                        json_fake.saver());
+  const nlohmann::json doc = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  EXPECT_EQ(doc["results"][0]["trace"], path);
+  EXPECT_EQ(doc["results"][0]["seed"], std::stoull(seed));
+  EXPECT_EQ(doc["results"][1]["trace"], nullptr);
+  EXPECT_EQ(json_fake.calls, fake.calls);
+}
+
+// --jobs N hands the saver the same seeds in the same order as one process (saving happens in
+// the parent after the workers reported), so the saved files do not depend on N.
+TEST(CheckTraces, JobsSaveTheSameTracesInTheSameOrder) {
+  auto calls = [](const std::string& jobs) {
+    FakeSaver fake;
+    run({"--recipe", "broken/no-relist", "--recipe", "broken/watch-first", "--recipe",
+         "broken/sort-by-name", "--seeds", "50", "--jobs", jobs},
+        fake.saver());
+    return fake.calls;
+  };
+  const std::vector<std::string> one = calls("1");
+  EXPECT_EQ(one.size(), 3u);
+  EXPECT_EQ(one, calls("3"));
+}
+
+// --no-traces saves nothing and leaves `trace` null; without a saver (the library on its own)
+// nothing is saved either.
+TEST(CheckTraces, NoTracesSavesNothing) {
+  FakeSaver fake;
+  const Outcome o = run(
+      {"--recipe", "broken/sort-by-name", "--seeds", "20", "--no-traces", "--json"}, fake.saver());
+  EXPECT_TRUE(fake.calls.empty());
+  const nlohmann::json doc = nlohmann::json::parse(o.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << o.out;
+  EXPECT_TRUE(doc["results"][0]["trace"].is_null());
+  EXPECT_EQ(run({"--no-traces=1"}).code, 2);
+}
+
+// A trace directory that cannot be created (a regular file is in its path) is a usage error
+// found before any seed runs: exit 2, naming the directory, what is in the way and the fix.
+TEST(CheckTraces, UncreatableTraceDirExitsTwoBeforeRunning) {
+  const std::string file = ::testing::TempDir() + "check-traces-not-a-dir";
+  std::ofstream(file) << "x";
+  FakeSaver fake;
+  const Outcome o =
+      run({"--recipe", "broken/sort-by-name", "--trace-dir", file + "/sub"}, fake.saver());
+  EXPECT_EQ(o.code, 2);
+  EXPECT_TRUE(fake.calls.empty());
+  EXPECT_TRUE(o.out.empty()) << o.out;
+  EXPECT_NE(o.err.find("cannot save failure traces in '" + file + "/sub'"), std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("'" + file + "' is not a directory"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("--trace-dir DIR"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("--no-traces"), std::string::npos) << o.err;
+  EXPECT_EQ(run({"--trace-dir"}).code, 2);
+  EXPECT_EQ(host_dir_problem(::testing::TempDir() + "check-traces-new/a/b"), "");
+  EXPECT_NE(host_dir_problem(file), "");
+}
+
+// A trace that cannot be written is reported on stderr with the reason; the verdicts and the exit
+// status stand (a caught broken variant still exits 0).
+TEST(CheckTraces, SaveErrorsAreReportedAndDoNotChangeTheVerdict) {
+  FakeSaver fake;
+  fake.fail_with = "disk full";
+  const Outcome o = run({"--recipe", "broken/sort-by-name", "--seeds", "20"}, fake.saver());
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_EQ(fake.calls.size(), 1u);
+  EXPECT_NE(o.err.find("was not saved: disk full"), std::string::npos) << o.err;
+  EXPECT_EQ(o.out.find("  trace:"), std::string::npos) << o.out;
+}
+
+// --seed S saves the trace of that seed when it fails.
+TEST(CheckTraces, SingleSeedSavesItsTrace) {
+  FakeSaver fake;
+  const Outcome o = run({"--recipe", "broken/sort-by-name", "--seed", "1"}, fake.saver());
+  ASSERT_EQ(fake.calls.size(), 1u) << o.out;
+  EXPECT_EQ(fake.calls[0].rfind("broken/sort-by-name 1 traces/failures ", 0), 0u) << fake.calls[0];
+  EXPECT_NE(o.out.find("  trace:     traces/failures/broken/sort-by-name-1.json"),
+            std::string::npos)
+      << o.out;
 }
 
 }  // namespace

@@ -205,15 +205,20 @@ properties::Scenario check_scenario(const recipes::RecipeInfo& recipe, uint64_t 
       seed, properties::generate_options(recipe, properties::claims_for(recipe), allowed));
 }
 
-std::string save_seed_failure(const recipes::RecipeInfo& recipe, uint64_t seed,
-                              const std::set<sim::FaultKind>& allowed, const std::string& dir,
-                              std::string* error) {
-  const Trace t = record_trace(recipe, check_scenario(recipe, seed, allowed));
+std::string save_scenario_failure(const recipes::RecipeInfo& recipe, const properties::Scenario& s,
+                                  const std::string& dir, std::string* error) {
+  const Trace t = record_trace(recipe, s);
   if (t.violation() == nullptr) {
-    if (error) *error = recipe.name + " seed " + std::to_string(seed) + " violates nothing";
+    if (error) *error = recipe.name + " seed " + std::to_string(s.seed) + " violates nothing";
     return {};
   }
   return save_failure_trace(t, dir, error);
+}
+
+std::string save_seed_failure(const recipes::RecipeInfo& recipe, uint64_t seed,
+                              const std::set<sim::FaultKind>& allowed, const std::string& dir,
+                              std::string* error) {
+  return save_scenario_failure(recipe, check_scenario(recipe, seed, allowed), dir, error);
 }
 
 std::string verdict_summary(const Trace& trace) { return verdict_summary(trace.verdicts); }

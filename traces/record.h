@@ -75,6 +75,13 @@ std::optional<uint64_t> first_failing_seed(const recipes::RecipeInfo& recipe, ui
 properties::Scenario check_scenario(const recipes::RecipeInfo& recipe, uint64_t seed,
                                     const std::set<sim::FaultKind>& allowed = {});
 
+// Records `s` for `recipe` and, when a property is violated, saves it under `dir`
+// (save_failure_trace). Returns the path, or "" when every property held or the file could not be
+// written (*error says which). For tests that found a counterexample (e.g. RapidCheck's shrunk
+// scenario).
+std::string save_scenario_failure(const recipes::RecipeInfo& recipe, const properties::Scenario& s,
+                                  const std::string& dir, std::string* error = nullptr);
+
 // Derives the scenario of `seed` the way `lockstep check` does (faults restricted to `allowed`
 // when not empty), records it, and when a property is violated saves it under `dir`. Returns the
 // path, or "" when the seed passes or the file could not be written (*error says which).

@@ -537,23 +537,40 @@ const recipes::RecipeInfo* resolve_recipe(const Trace& trace, LoadError* error,
   return r;
 }
 
-bool write_file_atomically(const std::string& path, std::string_view data, std::string* error) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+namespace {
+
+std::filesystem::path parent_dir(const std::string& path) {
+  const std::filesystem::path target(path);
+  return target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+}
+
+// Makes a rename or link in `dir` durable.
+void sync_dir(const std::filesystem::path& dir) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+// Writes `data` to a new temporary file `.NAME.tmp.XXXXXX` beside `path`, fsynced and closed.
+// Returns its name, or "" with *error set (nothing is left behind).
+std::string write_temporary(const std::string& path, std::string_view data, std::string* error) {
+  const std::filesystem::path dir = parent_dir(path);
+  std::string tmpl =
+      (dir / ("." + std::filesystem::path(path).filename().string() + ".tmp.XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) {
     if (error)
       *error = "cannot create a temporary file in " + dir.string() + ": " + std::strerror(errno);
-    return false;
+    return {};
   }
   auto fail = [&](const std::string& what) {
     const int saved = errno;
     ::close(fd);
     ::unlink(tmpl.c_str());
     if (error) *error = what + " " + tmpl + ": " + std::strerror(saved);
-    return false;
+    return std::string();
   };
   size_t done = 0;
   while (done < data.size()) {
@@ -570,20 +587,50 @@ bool write_file_atomically(const std::string& path, std::string_view data, std::
     const int saved = errno;
     ::unlink(tmpl.c_str());
     if (error) *error = "cannot close " + tmpl + ": " + std::strerror(saved);
-    return false;
+    return {};
   }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+  return tmpl;
+}
+
+enum class Created { kYes, kExists, kFailed };
+
+// Like write_file_atomically, but never replaces: the temporary file is hard-linked to `path`,
+// which fails atomically when `path` exists (kExists; nothing changes).
+Created create_file_atomically(const std::string& path, std::string_view data, std::string* error) {
+  const std::string tmp = write_temporary(path, data, error);
+  if (tmp.empty()) return Created::kFailed;
+  const int rc = ::link(tmp.c_str(), path.c_str());
+  const int saved = errno;
+  ::unlink(tmp.c_str());
+  if (rc != 0 && saved == EEXIST) return Created::kExists;
+  if (rc != 0) {
+    if (error) *error = "cannot create " + path + ": " + std::strerror(saved);
+    return Created::kFailed;
+  }
+  sync_dir(parent_dir(path));
+  return Created::kYes;
+}
+
+bool same_contents(const std::string& path, std::string_view data) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str() == data;
+}
+
+}  // namespace
+
+bool write_file_atomically(const std::string& path, std::string_view data, std::string* error) {
+  const std::string tmp = write_temporary(path, data, error);
+  if (tmp.empty()) return false;
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int saved = errno;
-    ::unlink(tmpl.c_str());
-    if (error) *error = "cannot rename " + tmpl + " to " + path + ": " + std::strerror(saved);
+    ::unlink(tmp.c_str());
+    if (error) *error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(saved);
     return false;
   }
-  // Make the rename itself durable.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  sync_dir(parent_dir(path));  // make the rename itself durable
   return true;
 }
 
@@ -611,23 +658,34 @@ std::string save_failure_trace(const Trace& trace, const std::string& dir, std::
     if (error) *error = "cannot create directory " + dir + ": " + ec.message();
     return {};
   }
-  const std::string path = (std::filesystem::path(dir) / trace_file_name(trace)).string();
-  std::string why;
-  if (!write_file_atomically(path, to_json_text(trace), &why)) {
-    if (error) *error = why;
-    return {};
+  // Never replaces a file: the same bytes already there are the same failure saved before; a
+  // different file under the name (another code version, a hash-prefix clash) keeps its name and
+  // this one gets the next free "-2", "-3", ... suffix.
+  const std::string text = to_json_text(trace);
+  std::string name = trace_file_name(trace);
+  const std::string stem = name.substr(0, name.size() - 5);  // without ".json"
+  for (int k = 2; k <= 1000; ++k) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    if (same_contents(path, text)) return path;
+    switch (create_file_atomically(path, text, error)) {
+      case Created::kYes: return path;
+      case Created::kFailed: return {};
+      case Created::kExists: break;
+    }
+    name = stem + "-" + std::to_string(k) + ".json";
   }
-  return path;
+  if (error) *error = "1000 different traces named " + stem + "*.json in " + dir;
+  return {};
 }
 
-std::string failure_trace_dir() {
+std::string failure_trace_dir(const std::string& fallback) {
   const char* env = std::getenv("LOCKSTEP_TRACE_DIR");
-  return env != nullptr && *env != '\0' ? std::string(env) : std::string(kDefaultFailureDir);
+  return env != nullptr && *env != '\0' ? std::string(env) : fallback;
 }
 
-std::string save_failure_note(const Trace& trace) {
+std::string save_failure_note(const Trace& trace, const std::string& dir) {
   std::string error;
-  const std::string path = save_failure_trace(trace, failure_trace_dir(), &error);
+  const std::string path = save_failure_trace(trace, dir, &error);
   if (path.empty()) return "could not save the failure trace: " + error + "\n";
   std::ostringstream out;
   print_replay_command(out, path);

@@ -110,18 +110,21 @@ std::string file_stem(const std::string& recipe_name);
 // first 8 hex digits of the event-log hash, so two different runs never share a name.
 std::string trace_file_name(const Trace& trace);
 
-// Saves the trace under `dir` (created if missing) as trace_file_name(trace), atomically.
+// Saves the trace under `dir` (created if missing) as trace_file_name(trace), atomically, and
+// never replaces a file: when the name holds the same bytes already (the same failure saved
+// before) that path is returned; when it holds another file, the trace gets the first free name
+// with a "-2", "-3", ... suffix (the file is hard-linked into place, so two savers cannot race).
 // Returns the path, or "" with *error set when it could not be written.
 std::string save_failure_trace(const Trace& trace, const std::string& dir,
                                std::string* error = nullptr);
 // The default directory for failure traces, relative to the working directory.
 constexpr const char* kDefaultFailureDir = "traces/failures";
-// $LOCKSTEP_TRACE_DIR when set and not empty, else kDefaultFailureDir: where tests that find a
-// failure save it.
-std::string failure_trace_dir();
-// For a failing test: saves `trace` under failure_trace_dir() and returns the lines to print
-// (where it is, how to replay and show it), or why it could not be saved.
-std::string save_failure_note(const Trace& trace);
+// $LOCKSTEP_TRACE_DIR when set and not empty, else `fallback`: where tests that find a failure
+// save it (the property suites pass <build dir>/traces/failures).
+std::string failure_trace_dir(const std::string& fallback = kDefaultFailureDir);
+// For a failing test: saves `trace` under `dir` and returns the lines to print (where it is, how
+// to replay and show it), or why it could not be saved.
+std::string save_failure_note(const Trace& trace, const std::string& dir = failure_trace_dir());
 
 // "./lockstep replay PATH" (and how to read it), for failure reports.
 std::string replay_command(const std::string& path);

@@ -1,0 +1,140 @@
+// Tests of `lockstep check` saving failure traces with the real saver (traces::save_seed_failure,
+// as cli/cmd_check.cc installs it): every failing seed becomes a file that loads and replays
+// exactly, the paths appear in the table and the JSON, --jobs saves the same files, the default
+// directory is traces/failures under the working directory, and no file is ever replaced.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "properties/check.h"
+#include "traces/commands.h"
+#include "traces/record.h"
+#include "traces/test_util.h"
+#include "traces/trace.h"
+
+namespace lockstep::traces {
+namespace {
+
+using testing::CommandResult;
+using testing::read_file;
+using testing::run_command;
+using testing::TempDir;
+using testing::write_file;
+
+CommandResult check(const std::vector<std::string>& args) {
+  return run_command(
+      [](int argc, char** argv, std::ostream& out, std::ostream& err) {
+        return properties::check_main(argc, argv, out, err, false, save_seed_failure);
+      },
+      "check", args);
+}
+
+// The paths printed after "  trace:     " in the table output, in order.
+std::vector<std::string> printed_traces(const std::string& out) {
+  std::vector<std::string> paths;
+  const std::string mark = "  trace:     ";
+  for (size_t at = out.find(mark); at != std::string::npos; at = out.find(mark, at + 1)) {
+    const size_t start = at + mark.size();
+    paths.push_back(out.substr(start, out.find('\n', start) - start));
+  }
+  return paths;
+}
+
+std::set<std::string> json_files(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".json") out.insert(e.path().string());
+  }
+  return out;
+}
+
+// Two broken variants checked with --trace-dir: each catching seed is saved under the directory
+// (named by recipe and seed), printed with its replay and show commands, loads, carries the
+// caught violation and replays exactly; --json with --jobs 2 reports the same paths in `trace`
+// and saves no second copy.
+TEST(CheckSavesTraces, EveryFailingSeedIsSavedAndReplaysExactly) {
+  TempDir dir;
+  const std::string traces_dir = dir.file("failures");
+  const CommandResult r = check({"--recipe", "broken/sort-by-name", "--recipe",
+                                 "broken/watch-first", "--seeds", "50", "--trace-dir", traces_dir});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::vector<std::string> paths = printed_traces(r.out);
+  ASSERT_EQ(paths.size(), 2u) << r.out;
+  for (const std::string& path : paths) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(std::filesystem::path(path).parent_path(), std::filesystem::path(traces_dir));
+    EXPECT_NE(r.out.find("  replay:    ./lockstep replay " + path), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  show:      ./lockstep show " + path), std::string::npos) << r.out;
+    LoadError e;
+    const std::optional<Trace> t = load_trace(path, &e);
+    ASSERT_TRUE(t.has_value()) << e.message;
+    ASSERT_NE(t->violation(), nullptr);
+    EXPECT_NE(
+        r.out.find("caught   " + t->recipe + " " + properties::to_string(t->violation()->property) +
+                   " at seed " + std::to_string(t->scenario.seed)),
+        std::string::npos)
+        << r.out;
+    EXPECT_EQ(std::filesystem::path(path).filename().string(), trace_file_name(*t));
+    const CommandResult replay = run_command(replay_main, "replay", {path});
+    EXPECT_EQ(replay.code, kExitOk) << replay.out << replay.err;
+  }
+  EXPECT_EQ(json_files(traces_dir), std::set<std::string>(paths.begin(), paths.end()));
+
+  const std::string before = read_file(paths[0]);
+  const CommandResult j =
+      check({"--recipe", "broken/sort-by-name", "--recipe", "broken/watch-first", "--seeds", "50",
+             "--trace-dir", traces_dir, "--json", "--jobs", "2"});
+  const nlohmann::json doc = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.out << j.err;
+  EXPECT_EQ(doc["results"][0]["trace"], paths[0]);
+  EXPECT_EQ(doc["results"][1]["trace"], paths[1]);
+  EXPECT_EQ(json_files(traces_dir), std::set<std::string>(paths.begin(), paths.end()));
+  EXPECT_EQ(read_file(paths[0]), before);
+}
+
+// Without --trace-dir the traces go to traces/failures under the working directory; with
+// --no-traces nothing is written at all.
+TEST(CheckSavesTraces, DefaultDirectoryIsTracesFailuresUnderTheWorkingDirectory) {
+  TempDir dir;
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  const CommandResult none =
+      check({"--recipe", "broken/sort-by-name", "--seeds", "20", "--no-traces"});
+  const bool made_by_no_traces = std::filesystem::exists("traces");
+  const CommandResult r = check({"--recipe", "broken/sort-by-name", "--seeds", "20"});
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(none.code, 0) << none.out << none.err;
+  EXPECT_FALSE(made_by_no_traces);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::vector<std::string> paths = printed_traces(r.out);
+  ASSERT_EQ(paths.size(), 1u) << r.out;
+  EXPECT_EQ(paths[0].rfind("traces/failures/broken_sort-by-name-seed", 0), 0u) << paths[0];
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/" + paths[0]));
+}
+
+// Saving never replaces a different file: when another file holds the trace's name, the trace
+// gets the "-2" name and the other file is untouched; saving the same trace again finds it.
+TEST(CheckSavesTraces, ADifferentFileUnderTheNameIsNeverReplaced) {
+  TempDir dir;
+  const Trace t = testing::first_trace("broken/sort-by-name");
+  std::string error;
+  const std::string first = save_failure_trace(t, dir.path(), &error);
+  ASSERT_FALSE(first.empty()) << error;
+  EXPECT_EQ(save_failure_trace(t, dir.path(), &error), first);
+  write_file(first, "someone else's file");
+  const std::string second = save_failure_trace(t, dir.path(), &error);
+  ASSERT_FALSE(second.empty()) << error;
+  EXPECT_EQ(second, first.substr(0, first.size() - 5) + "-2.json");
+  EXPECT_EQ(read_file(first), "someone else's file");
+  EXPECT_EQ(read_file(second), to_json_text(t));
+  EXPECT_EQ(save_failure_trace(t, dir.path(), &error), second);
+  EXPECT_EQ(json_files(dir.path()).size(), 2u);
+}
+
+}  // namespace
+}  // namespace lockstep::traces
