@@ -11,17 +11,12 @@ namespace {
 
 using testing::await_result;
 using testing::await_watch;
+using testing::quiet;
+using testing::run_until;
 using testing::wait_connected;
 using zk::CreateMode;
 using zk::Error;
 using zk::SessionState;
-
-WorldOptions quiet(uint64_t seed = 1) {
-  WorldOptions o;
-  o.seed = seed;
-  o.record_log = false;
-  return o;
-}
 
 Fault fault(FaultKind kind, Time at, uint32_t client, Duration duration = {}) {
   Fault f;
@@ -40,13 +35,16 @@ Client& ephemeral_holder(World& w, const char* path) {
   return c;
 }
 
-// Steps until `pred` holds or `limit` of virtual time passed; returns pred().
-template <class Pred>
-bool run_until(World& w, Pred pred, Duration limit = zk::seconds(30)) {
-  const Time end = w.now() + limit;
-  while (!pred() && w.now() <= end && w.step()) {
-  }
-  return pred();
+// Injects a fault of `kind` on client `client` at the current virtual time.
+void inject_now(World& w, FaultKind kind, uint32_t client, Duration duration = {}) {
+  w.inject(fault(kind, w.now(), client, duration));
+}
+
+// `writer` creates persistent node `path` and `watcher` reads it with data watch `*watch`
+// (call under ASSERT_NO_FATAL_FAILURE).
+void watch_new_node(World& w, Client& watcher, Client& writer, const char* path, zk::Watch* watch) {
+  ASSERT_TRUE(await_result(w, writer, writer.create(path, "", CreateMode::kPersistent))->ok());
+  ASSERT_TRUE(await_result(w, watcher, watcher.get_data(path, watch))->ok());
 }
 
 // kLoseNextReply on an ephemeral create: the client sees kConnectionLoss, and after the
@@ -56,7 +54,7 @@ TEST(FaultTest, LostCreateReplyLeavesOwnedNode) {
   Client& c = w.add_client();
   ASSERT_TRUE(wait_connected(w, c));
   const zk::SessionId id = c.id();
-  w.inject(fault(FaultKind::kLoseNextReply, w.now(), 1));
+  inject_now(w, FaultKind::kLoseNextReply, 1);
   w.run_for(zk::microseconds(1));
   auto r = await_result(w, c, c.create("/e", "", CreateMode::kEphemeral));
   EXPECT_EQ(r->error, Error::kConnectionLoss);
@@ -73,7 +71,7 @@ TEST(FaultTest, LostDeleteReply) {
   World w(quiet());
   Client& c = w.add_client();
   ASSERT_TRUE(await_result(w, c, c.create("/d", "", CreateMode::kPersistent))->ok());
-  w.inject(fault(FaultKind::kLoseNextReply, w.now(), 1));
+  inject_now(w, FaultKind::kLoseNextReply, 1);
   w.run_for(zk::microseconds(1));
   EXPECT_EQ(await_result(w, c, c.remove("/d"))->error, Error::kConnectionLoss);
   EXPECT_FALSE(w.node("/d").has_value());
@@ -90,7 +88,7 @@ TEST(FaultTest, ConnectionLossOutcomeIsAmbiguous) {
     Client& c = w.add_client();
     ASSERT_TRUE(wait_connected(w, c));
     auto f = c.create("/x", "", CreateMode::kPersistent);
-    w.inject(fault(FaultKind::kConnectionLoss, w.now(), 1));
+    inject_now(w, FaultKind::kConnectionLoss, 1);
     auto r = await_result(w, c, std::move(f));
     EXPECT_EQ(r->error, Error::kConnectionLoss) << "seed " << seed;
     ASSERT_TRUE(wait_connected(w, c));
@@ -104,14 +102,17 @@ TEST(FaultTest, ConnectionLossOutcomeIsAmbiguous) {
 // changed while it was disconnected fires on reconnect (SetWatches), and the watch saw the
 // kConnecting and kConnected session events first.
 TEST(FaultTest, ReconnectFiresWatchForChangeMissedWhileDisconnected) {
-  World w(quiet());
+  WorldOptions o = quiet();
+  // The C client reconnects at once after a handle's first failure; b's write must land while
+  // a is still disconnected, so this test keeps a fixed back-off (sim/timeout_test.cc).
+  o.reconnect_delay = zk::milliseconds(10);
+  World w(o);
   Client& a = w.add_client();
   Client& b = w.add_client();
-  ASSERT_TRUE(await_result(w, b, b.create("/n", "", CreateMode::kPersistent))->ok());
   zk::Watch watch;
-  ASSERT_TRUE(await_result(w, a, a.get_data("/n", &watch))->ok());
+  ASSERT_NO_FATAL_FAILURE(watch_new_node(w, a, b, "/n", &watch));
   const zk::SessionId id = a.id();
-  w.inject(fault(FaultKind::kConnectionLoss, w.now(), 1));
+  inject_now(w, FaultKind::kConnectionLoss, 1);
   w.run_for(zk::microseconds(1));
   EXPECT_EQ(a.state(), SessionState::kConnecting);
   ASSERT_TRUE(await_result(w, b, b.set_data("/n", "changed"))->ok());
@@ -139,7 +140,7 @@ TEST(FaultTest, ExpiryAfterLongPartition) {
   ASSERT_TRUE(await_result(w, b, b.exists("/e", &theirs))->ok());
   auto events = a.subscribe();
   const zk::SessionId id = a.id();
-  w.inject(fault(FaultKind::kPartition, w.now(), 1, zk::seconds(3)));
+  inject_now(w, FaultKind::kPartition, 1, zk::seconds(3));
   w.run_for(zk::milliseconds(2500));
   EXPECT_FALSE(w.session_alive(id));
   EXPECT_FALSE(w.node("/e").has_value());
@@ -162,10 +163,9 @@ TEST(FaultTest, ShortPartitionKeepsSessionAndWatches) {
   World w(quiet());
   Client& a = w.add_client();
   Client& b = w.add_client();
-  ASSERT_TRUE(await_result(w, b, b.create("/n", "", CreateMode::kPersistent))->ok());
   zk::Watch watch;
-  ASSERT_TRUE(await_result(w, a, a.get_data("/n", &watch))->ok());
-  w.inject(fault(FaultKind::kPartition, w.now(), 1, zk::milliseconds(500)));
+  ASSERT_NO_FATAL_FAILURE(watch_new_node(w, a, b, "/n", &watch));
+  inject_now(w, FaultKind::kPartition, 1, zk::milliseconds(500));
   w.run_for(zk::microseconds(1));
   ASSERT_TRUE(await_result(w, b, b.set_data("/n", "v"))->ok());
   w.run_for(zk::milliseconds(100));
@@ -208,7 +208,7 @@ TEST(FaultTest, AbandonedSessionOutlivesTheClientsView) {
   World w(quiet());
   Client& a = ephemeral_holder(w, "/e");
   const zk::SessionId id = a.id();
-  w.inject(fault(FaultKind::kAbandonSession, w.now(), 1));
+  inject_now(w, FaultKind::kAbandonSession, 1);
   w.run_for(zk::milliseconds(1));
   EXPECT_EQ(a.state(), SessionState::kExpired);
   EXPECT_TRUE(w.session_alive(id));
@@ -249,7 +249,7 @@ TEST(FaultTest, PauseLongerThanTimeout) {
   World w(quiet());
   Client& a = ephemeral_holder(w, "/e");
   const zk::SessionId id = a.id();
-  w.inject(fault(FaultKind::kPause, w.now(), 1, zk::seconds(3)));
+  inject_now(w, FaultKind::kPause, 1, zk::seconds(3));
   w.run_for(zk::seconds(2));
   EXPECT_FALSE(w.session_alive(id));
   EXPECT_FALSE(w.node("/e").has_value());
@@ -265,7 +265,8 @@ TEST(FaultTest, PauseDefersTheClientsEvents) {
   Client& a = w.add_client();
   ASSERT_TRUE(wait_connected(w, a));
   const Time start = w.now();
-  auto sleep = a.context().sleep_for(zk::milliseconds(10));  // lockstep-allow: zk::Context virtual time
+  auto sleep =
+      a.context().sleep_for(zk::milliseconds(10));  // lockstep-allow: zk::Context virtual time
   w.inject(fault(FaultKind::kPause, start, 1, zk::milliseconds(200)));
   auto r = await_result(w, a, std::move(sleep));
   ASSERT_TRUE(r && r->ok());
@@ -412,7 +413,7 @@ TEST(FaultTest, CloseSession) {
   World w(quiet());
   Client& a = ephemeral_holder(w, "/e");
   const zk::SessionId id = a.id();
-  w.inject(fault(FaultKind::kCloseSession, w.now(), 1));
+  inject_now(w, FaultKind::kCloseSession, 1);
   w.run_for(zk::milliseconds(5));
   EXPECT_EQ(a.state(), SessionState::kClosed);
   EXPECT_FALSE(w.session_alive(id));
@@ -424,7 +425,7 @@ TEST(FaultTest, CloseSession) {
 TEST(FaultTest, InjectedExpiry) {
   World w(quiet());
   Client& a = ephemeral_holder(w, "/e");
-  w.inject(fault(FaultKind::kExpireSession, w.now(), 1));
+  inject_now(w, FaultKind::kExpireSession, 1);
   w.run_for(zk::microseconds(1));
   EXPECT_FALSE(w.node("/e").has_value());
   ASSERT_TRUE(run_until(w, [&] { return a.state() == SessionState::kExpired; }));
@@ -490,7 +491,7 @@ TEST(EnsembleTest, ReconnectAvoidsStaleServer) {
   w.run_for(zk::microseconds(1));
   ASSERT_TRUE(await_result(w, a, a.create("/x", "", CreateMode::kPersistent))->ok());
   for (int i = 0; i < 50 && b.server() == 3; ++i) {  // a sync on server 3 would wait 50 s
-    w.inject(fault(FaultKind::kConnectionLoss, w.now(), 2));
+    inject_now(w, FaultKind::kConnectionLoss, 2);
     w.run_for(zk::microseconds(1));
     ASSERT_TRUE(wait_connected(w, b));
   }
@@ -498,7 +499,7 @@ TEST(EnsembleTest, ReconnectAvoidsStaleServer) {
   ASSERT_TRUE(await_result(w, b, b.sync("/x"))->ok());
   ASSERT_TRUE(await_result(w, b, b.exists("/x"))->ok());
   for (int i = 0; i < 10; ++i) {
-    w.inject(fault(FaultKind::kConnectionLoss, w.now(), 2));
+    inject_now(w, FaultKind::kConnectionLoss, 2);
     w.run_for(zk::microseconds(1));
     ASSERT_TRUE(wait_connected(w, b));
     EXPECT_NE(b.server(), 3u);

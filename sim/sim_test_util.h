@@ -1,10 +1,14 @@
 // lockstep simulator tests: helpers to await contract futures from plain test code.
 //
+// quiet() gives the options of a world whose event log no test reads; run_until() steps the
+// world until a condition holds, within a limit of virtual time.
+//
 // await_result() spawns a tiny root task on the client that awaits the future, then steps the
 // world until the task finished (or `limit` of virtual time passed: the result is then empty).
 // Everything runs on the test's thread in virtual time.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -23,10 +27,26 @@ zk::Task<void> store_task(zk::Task<R> t, std::optional<R>* out) {
   out->emplace(co_await std::move(t));
 }
 
-inline void run_while_empty(World& w, const bool* done, Duration limit) {
+// Options for a world whose event log a test does not read: seed `seed`, no log recorded.
+inline WorldOptions quiet(uint64_t seed = 1) {
+  WorldOptions o;
+  o.seed = seed;
+  o.record_log = false;
+  return o;
+}
+
+// Steps until `pred` holds or `limit` of virtual time passed; returns pred().
+template <class Pred>
+bool run_until(World& w, Pred pred, Duration limit = zk::seconds(30)) {
   const Time end = w.now() + limit;
-  while (!*done && w.now() <= end && w.step()) {
+  while (!pred() && w.now() <= end && w.step()) {
   }
+  return pred();
+}
+
+inline void run_while_empty(World& w, const bool* done, Duration limit) {
+  run_until(
+      w, [done] { return *done; }, limit);
 }
 
 // Awaits `f` on client `c`; empty if it did not complete within `limit`.
@@ -84,10 +104,8 @@ inline std::optional<zk::Result<zk::WatchEvent>> await_event(World& w, Client& c
 
 // Steps until the client is connected (or the limit passes); returns whether it is.
 inline bool wait_connected(World& w, Client& c, Duration limit = zk::seconds(10)) {
-  const Time end = w.now() + limit;
-  while (c.state() != zk::SessionState::kConnected && w.now() <= end && w.step()) {
-  }
-  return c.state() == zk::SessionState::kConnected;
+  return run_until(
+      w, [&c] { return c.state() == zk::SessionState::kConnected; }, limit);
 }
 
 }  // namespace lockstep::sim::testing

@@ -13,15 +13,9 @@ namespace {
 
 using testing::await_result;
 using testing::await_watch;
+using testing::quiet;
 using zk::CreateMode;
 using zk::Error;
-
-WorldOptions quiet(uint64_t seed = 1) {
-  WorldOptions o;
-  o.seed = seed;
-  o.record_log = false;
-  return o;
-}
 
 // Creating, reading, updating and deleting nodes yields ZooKeeper's stats and error codes.
 TEST(TreeTest, CrudAndStat) {
