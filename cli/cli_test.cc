@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -29,98 +30,75 @@ Outcome run(const std::string& args, const std::string& redirect = "2>&1") {
   return r;
 }
 
+// Runs `lockstep <args>` and checks its exit code and that its output (stdout and stderr)
+// contains every one of `needles`; returns the run for further checks.
+Outcome expect_run(const std::string& args, int exit_code,
+                   std::initializer_list<std::string> needles) {
+  SCOPED_TRACE("lockstep " + args);
+  Outcome r = run(args);
+  EXPECT_EQ(r.exit_code, exit_code) << r.output;
+  for (const std::string& n : needles) {
+    EXPECT_NE(r.output.find(n), std::string::npos) << "'" << n << "' in: " << r.output;
+  }
+  return r;
+}
+
+constexpr int kUsageError = 2;
+
 // An unknown subcommand is a usage error (exit 2) that names it and lists the real ones.
 TEST(Cli, UnknownCommandExits2AndListsCommands) {
-  Outcome r = run("frobnicate");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("unknown command 'frobnicate'"), std::string::npos) << r.output;
-  for (const char* c : {" check", " selfcheck", " list", " version", " help"}) {
-    EXPECT_NE(r.output.find(c), std::string::npos) << c << " in " << r.output;
-  }
-  EXPECT_NE(r.output.find("lockstep help"), std::string::npos) << r.output;
+  expect_run("frobnicate", kUsageError,
+             {"unknown command 'frobnicate'", " check", " selfcheck", " list", " version", " help",
+              "lockstep help"});
 }
 
 // Running with no command at all is a usage error that shows how to call the tool.
 TEST(Cli, NoCommandExits2WithUsage) {
-  Outcome r = run("");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("no command given"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("usage: lockstep COMMAND"), std::string::npos) << r.output;
+  expect_run("", kUsageError, {"no command given", "usage: lockstep COMMAND"});
 }
 
 // A flag the command does not have is a usage error naming the flag and the valid ones.
 TEST(Cli, UnknownFlagExits2AndNamesValidFlags) {
-  Outcome r = run("selfcheck --bogus");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("unknown flag '--bogus'"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("--seed --rounds"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("lockstep help selfcheck"), std::string::npos) << r.output;
+  expect_run("selfcheck --bogus", kUsageError,
+             {"unknown flag '--bogus'", "--seed --rounds", "lockstep help selfcheck"});
 }
 
 // `check` hands its arguments to the property runner, whose usage errors also exit 2 and
 // point at its help.
 TEST(Cli, CheckUnknownFlagExits2) {
-  Outcome r = run("check --bogus");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("'--bogus'"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("lockstep check --help"), std::string::npos) << r.output;
+  expect_run("check --bogus", kUsageError, {"'--bogus'", "lockstep check --help"});
 }
 
 // A single-dash option is rejected with the spelling lockstep wants.
-TEST(Cli, SingleDashOptionExits2) {
-  Outcome r = run("list -j");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("unknown option '-j'"), std::string::npos) << r.output;
-}
+TEST(Cli, SingleDashOptionExits2) { expect_run("list -j", kUsageError, {"unknown option '-j'"}); }
 
 // A value flag given without its value says which value is missing.
 TEST(Cli, MissingFlagValueExits2) {
-  Outcome r = run("selfcheck --seed");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("'--seed' needs a value: --seed N"), std::string::npos) << r.output;
+  expect_run("selfcheck --seed", kUsageError, {"'--seed' needs a value: --seed N"});
 }
 
 // A non-numeric seed is rejected before anything runs, naming the range.
 TEST(Cli, NonNumericSeedExits2) {
-  Outcome r = run("selfcheck --seed=abc");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("'--seed' wants a whole number"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("not 'abc'"), std::string::npos) << r.output;
+  expect_run("selfcheck --seed=abc", kUsageError, {"'--seed' wants a whole number", "not 'abc'"});
 }
 
 // A boolean flag given a value is a usage error rather than silently accepted.
 TEST(Cli, BooleanFlagWithValueExits2) {
-  Outcome r = run("list --json=yes");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("'--json' takes no value"), std::string::npos) << r.output;
+  expect_run("list --json=yes", kUsageError, {"'--json' takes no value"});
 }
 
 // A stray positional argument to a command that takes none is a usage error.
 TEST(Cli, StrayArgumentExits2) {
-  Outcome r = run("version extra");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("unexpected argument 'extra'"), std::string::npos) << r.output;
+  expect_run("version extra", kUsageError, {"unexpected argument 'extra'"});
 }
 
 // `help` lists every command; `help X` and `X --help` print X's flags and exit 0.
 TEST(Cli, HelpListsCommandsAndFlags) {
-  Outcome all = run("help");
-  EXPECT_EQ(all.exit_code, 0);
-  for (const char* c : {"check", "selfcheck", "list", "version", "help"}) {
-    EXPECT_NE(all.output.find(std::string("  ") + c), std::string::npos) << c << all.output;
-  }
-  Outcome one = run("help list");
-  EXPECT_EQ(one.exit_code, 0);
-  EXPECT_NE(one.output.find("--json"), std::string::npos) << one.output;
-  Outcome flag = run("selfcheck --help");
-  EXPECT_EQ(flag.exit_code, 0);
-  EXPECT_NE(flag.output.find("--seed N"), std::string::npos) << flag.output;
-  Outcome runner = run("help check");
-  EXPECT_EQ(runner.exit_code, 0);
-  EXPECT_NE(runner.output.find("--recipe NAME"), std::string::npos) << runner.output;
-  Outcome bad = run("help nosuch");
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.output.find("no command named 'nosuch'"), std::string::npos) << bad.output;
+  expect_run("help", 0, {"  check", "  selfcheck", "  list", "  version", "  help"});
+  expect_run("help list", 0, {"--json"});
+  expect_run("selfcheck --help", 0, {"--seed N"});
+  expect_run("help check", 0, {"--recipe NAME"});
+  expect_run("help nosuch", kUsageError, {"no command named 'nosuch'"});
 }
 
 // `version` prints the project version.
