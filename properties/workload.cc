@@ -208,6 +208,20 @@ zk::Task<void> Workload::hold(Workload* w, uint32_t c, recipes::Grant grant) {
   zk::Session& s = w->env_->session(c);
   zk::Context& ctx = s.context();
   Lock* lock = cs.lock.get();
+  // One release of `lock` by client `c`, recorded as an invoke (at hold depth `depth`) and its
+  // completion. A coroutine lambda without captures: it only uses its parameters (by value).
+  auto recorded_release = [](Workload* w, uint32_t c, Lock* lock,
+                             uint32_t depth) -> zk::Task<zk::Status> {
+    Event inv = w->event(c, Type::kInvoke, Op::kRelease);
+    inv.hold_count = depth;
+    w->history_->add(std::move(inv));
+    const zk::Status st = co_await lock->release();
+    Event done = w->event(c, st.ok() ? Type::kOk : Type::kFail, Op::kRelease);
+    done.error = st.error;
+    done.state = lock->state();
+    w->history_->add(std::move(done));
+    co_return st;
+  };
   cs.believing = true;
   cs.lost = false;
   ++cs.generation;
@@ -226,14 +240,7 @@ zk::Task<void> Workload::hold(Workload* w, uint32_t c, recipes::Grant grant) {
     w->history_->add(std::move(e));
     if (again.ok()) {
       depth = again.value.hold_count;
-      Event inv = w->event(c, Type::kInvoke, Op::kRelease);
-      inv.hold_count = depth;
-      w->history_->add(std::move(inv));
-      const zk::Status st = co_await lock->release();
-      Event done = w->event(c, st.ok() ? Type::kOk : Type::kFail, Op::kRelease);
-      done.error = st.error;
-      done.state = lock->state();
-      w->history_->add(std::move(done));
+      const zk::Status st = co_await recorded_release(w, c, lock, depth);
       if (st.ok() && depth > 1) --depth;
     }
   }
@@ -251,14 +258,7 @@ zk::Task<void> Workload::hold(Workload* w, uint32_t c, recipes::Grant grant) {
   // Release every hold still counted; the outermost release ends the belief.
   while (depth > 0) {
     if (depth == 1) cs.believing = false;
-    Event inv = w->event(c, Type::kInvoke, Op::kRelease);
-    inv.hold_count = depth;
-    w->history_->add(std::move(inv));
-    const zk::Status st = co_await lock->release();
-    Event done = w->event(c, st.ok() ? Type::kOk : Type::kFail, Op::kRelease);
-    done.error = st.error;
-    done.state = lock->state();
-    w->history_->add(std::move(done));
+    const zk::Status st = co_await recorded_release(w, c, lock, depth);
     if (!st.ok()) break;
     --depth;
   }
