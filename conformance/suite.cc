@@ -63,10 +63,12 @@ void link_suite_tree();
 void link_suite_watch();
 void link_suite_session();
 void link_suite_limits();
+void link_suite_timeouts();
 void link_conformance_suite() {
   link_suite_limits();
   link_suite_tree();
   link_suite_watch();
   link_suite_session();
+  link_suite_timeouts();
 }
 }  // namespace lockstep::conformance

@@ -263,6 +263,7 @@ void ClientImpl::reopen() {
   close_connections(World::Impl::InFlight::kDelivered);  // a close on the wire still arrives
   fail_pending(Error::kClosing);
   id_ = zk::SessionId{};
+  failures_ = 0;  // a new handle
   timeout_ = clamp_timeout(opt_.session_timeout, w_.options().tick);
   last_zxid_ = zk::Zxid{};
   data_watches_.clear();
@@ -438,26 +439,41 @@ void ClientImpl::close_connections(World::Impl::InFlight in_flight) {
   }
 }
 
-void ClientImpl::lose_connection(std::string_view why) {
-  w_.log(index_, "disconnect", 0, 0, why, [&] { return std::string(why); });
-  close_connections();
-  fail_pending(Error::kConnectionLoss);
-  if (state_ != SessionState::kConnected) return;
-  state_ = SessionState::kConnecting;
-  session_event(SessionState::kConnecting);
-  disarm(ClientTimer::kDetect);
-  if (opt_.local_session_expiry) arm(ClientTimer::kLocalExpiry, now() + timeout_);
-  arm(ClientTimer::kReconnect, now() + w_.options().reconnect_delay);
+// The C client's back-off (zookeeper_interest): after a failure it waits recv_timeout/60 before
+// the next attempt when it has tried every address; with one address per handle that is every
+// failure but the handle's first (measured: reconnected after 0-7 ms the first time, then after
+// 23 ms at 1.2 s, 54 ms at 3 s and 69 ms at 4 s).
+Time ClientImpl::reconnect_at() {
+  const uint32_t failures = failures_++;
+  if (w_.options().reconnect_delay) return now() + *w_.options().reconnect_delay;
+  return failures == 0 ? now() : now() + timeout_ / 60;
 }
 
-void ClientImpl::attempt_failed(std::string_view why) {
-  w_.log(index_, "connect-failed", 0, 0, why, [&] { return std::string(why); });
+// Like the C client's cleanup(): the kConnecting session event is queued before the pending
+// requests are failed with the connection's error code.
+void ClientImpl::lose_connection(std::string_view why, Error err) {
+  w_.log(index_, "disconnect", static_cast<uint64_t>(-static_cast<int>(err)), 0, why,
+         [&] { return std::string(why) + " (" + zk::error_name(err) + ")"; });
   close_connections();
-  fail_pending(Error::kConnectionLoss);
-  disarm(ClientTimer::kConnectTimeout);
-  if (state_ == SessionState::kConnecting) {
-    arm(ClientTimer::kReconnect, now() + w_.options().reconnect_delay);
+  const bool was_connected = state_ == SessionState::kConnected;
+  if (was_connected) {
+    state_ = SessionState::kConnecting;
+    session_event(SessionState::kConnecting);
   }
+  fail_pending(err);
+  if (!was_connected) return;
+  disarm(ClientTimer::kDetect);
+  if (opt_.local_session_expiry) arm(ClientTimer::kLocalExpiry, now() + timeout_);
+  arm(ClientTimer::kReconnect, reconnect_at());
+}
+
+void ClientImpl::attempt_failed(std::string_view why, Error err) {
+  w_.log(index_, "connect-failed", static_cast<uint64_t>(-static_cast<int>(err)), 0, why,
+         [&] { return std::string(why) + " (" + zk::error_name(err) + ")"; });
+  close_connections();
+  fail_pending(err);
+  disarm(ClientTimer::kConnectTimeout);
+  if (state_ == SessionState::kConnecting) arm(ClientTimer::kReconnect, reconnect_at());
 }
 
 void ClientImpl::learn_expired(std::string_view why) {
@@ -483,7 +499,7 @@ WatchList ClientImpl::watch_list() const {
 
 void ClientImpl::try_connect() {
   if (state_ != SessionState::kConnecting || crashed_) return;
-  const Time give_up = now() + timeout_ / 3;
+  const Time give_up = now() + timeout_ * 2 / 3;  // the C client's recv timeout
   if (partitioned_) return arm(ClientTimer::kConnectTimeout, give_up);
   const std::vector<uint32_t> servers = w_.eligible_servers(last_zxid_, opt_.server);
   if (servers.empty()) return attempt_failed("no server available");
@@ -509,9 +525,11 @@ void ClientImpl::try_connect() {
 void ClientImpl::on_client_timer(ClientTimer t) {
   switch (t) {
     case ClientTimer::kReconnect: try_connect(); return;
-    case ClientTimer::kConnectTimeout: attempt_failed("connect timeout"); return;
+    case ClientTimer::kConnectTimeout:
+      attempt_failed("connect timeout", Error::kOperationTimeout);
+      return;
     case ClientTimer::kDetect:
-      if (partitioned_ && conn_ != 0) lose_connection("read timeout");
+      if (partitioned_ && conn_ != 0) lose_connection("read timeout", Error::kOperationTimeout);
       return;
     case ClientTimer::kLocalExpiry:
       if (state_ == SessionState::kConnecting) learn_expired("local session timeout");

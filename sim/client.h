@@ -7,14 +7,16 @@
 // is paused its events are deferred (the World hands them back here and they are re-queued on
 // resume); once it has crashed none of them run.
 //
-// Client library behaviour (the C client's):
-//   - requests are queued while connecting and sent in order once connected; every request
-//     pending when a connection fails (or a connect attempt fails) completes with
-//     kConnectionLoss, then registered watches and subscribers get kConnecting;
-//   - it reconnects after reconnect_delay to a server at least as new as its last seen zxid,
-//     re-registering its watches (SetWatches); it notices a partition after 2/3 of the session
-//     timeout without hearing the server; a connect attempt nobody answers is abandoned after
-//     1/3 of the timeout;
+// Client library behaviour (the C client's, measured on libzookeeper-mt 3.8.0: real/FINDINGS.md):
+//   - requests are queued while connecting and sent in order once connected; when a connection
+//     fails, registered watches and subscribers get kConnecting first, then every pending
+//     request completes with the failure's code: kConnectionLoss when the connection was closed
+//     or refused, kOperationTimeout when the client's own timer gave up (below);
+//   - it notices a partition after 2/3 of the session timeout without hearing the server (the
+//     read timeout); a connect attempt nobody answers is abandoned after 2/3 of the timeout;
+//   - it reconnects to a server at least as new as its last seen zxid, re-registering its
+//     watches (SetWatches), after a back-off: none after a handle's first connection failure,
+//     session timeout / 60 after every later one (WorldOptions::reconnect_delay overrides);
 //   - it learns of expiry only from a server ("expired" answer to a reconnect): pending
 //     requests fail with kSessionExpired, watches and subscribers get kExpired, later calls
 //     fail with kInvalidState. With local_session_expiry it also declares kExpired itself
@@ -127,8 +129,9 @@ class ClientImpl final : public Client, public zk::Executor {
   void on_connected(Connection& c, DownMsg& m);
   void fail_pending(zk::Error e);
   void session_event(zk::SessionState s);
-  void lose_connection(std::string_view why);
-  void attempt_failed(std::string_view why);
+  void lose_connection(std::string_view why, zk::Error err = zk::Error::kConnectionLoss);
+  void attempt_failed(std::string_view why, zk::Error err = zk::Error::kConnectionLoss);
+  Time reconnect_at();  // when the next connect attempt starts (counts a failure)
   void learn_expired(std::string_view why);
   void close_connections(World::Impl::InFlight in_flight = World::Impl::InFlight::kLost);
   void try_connect();
@@ -153,6 +156,7 @@ class ClientImpl final : public Client, public zk::Executor {
   uint64_t conn_ = 0;        // the established connection
   uint64_t connecting_ = 0;  // a connect attempt in progress
   uint64_t next_xid_ = 1;
+  uint32_t failures_ = 0;        // connection failures of this handle (the back-off depends on it)
   std::deque<Pending> pending_;  // FIFO: unsent after sent
   Registry data_watches_, exist_watches_, child_watches_;
   std::vector<zk::SessionEvents> subscribers_;

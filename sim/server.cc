@@ -58,9 +58,9 @@ void World::Impl::server_receive(Connection& c, UpMsg& m) {
   if (m.req.frame_bytes() > opt_.packet_limit_bytes) {
     return server_close(c, true, "request over the packet limit");
   }
-  if (!c.session.valid() || sessions_.count(c.session.value) == 0) {
-    return server_close(c, true, "no session");
-  }
+  auto session = c.session.valid() ? sessions_.find(c.session.value) : sessions_.end();
+  if (session == sessions_.end()) return server_close(c, true, "no session");
+  session->second.last_packet = now();  // every request touches the session, like a ping
   ServerEntry e;
   e.req = std::move(m.req);
   e.read = !goes_to_leader(e.req.op);
@@ -97,6 +97,7 @@ void World::Impl::server_connect(Connection& c, UpMsg& m) {
     if (Connection* old = conn(rec.conn)) server_close(*old, true, "session moved");
   }
   attach(rec, c);
+  rec.last_packet = now();
   reply.type = DownType::kConnected;
   reply.session = id;
   reply.timeout = rec.timeout;
@@ -358,8 +359,9 @@ bool World::Impl::is_heard(const SessionRec& s) {
 
 // Heartbeats are modelled lazily: a session is heard while its client is connected, running
 // and reachable. When that stops at time t, its last ping went out ping_phase earlier (chosen
-// in [0, timeout/3] in four steps) and the session expires at the next tick boundary after
-// last ping + timeout, like ZooKeeper's ExpiryQueue.
+// in [0, timeout/3] in four steps), but never before its last request (every request touches
+// the session), and the session expires at the next tick boundary after that + timeout, like
+// ZooKeeper's ExpiryQueue.
 void World::Impl::update_heard(zk::SessionId id) {
   auto it = sessions_.find(id.value);
   if (it == sessions_.end()) return;
@@ -370,7 +372,7 @@ void World::Impl::update_heard(zk::SessionId id) {
   ++s.token;
   if (heard) return;
   const uint32_t phase = choose(ChoiceKind::kPingPhase, 4);
-  arm_expiry(s, now() - s.timeout / 3 * phase / 3);
+  arm_expiry(s, std::max(now() - s.timeout / 3 * phase / 3, s.last_packet));
 }
 
 void World::Impl::arm_expiry(SessionRec& s, Time last_heard) {

@@ -43,6 +43,7 @@ struct SessionRec {
   uint64_t conn = 0;    // the connection it is attached to, 0 when none
   uint32_t server = 0;  // that connection's server
   bool heard = false;   // heartbeats reach the ensemble
+  Time last_packet{};   // when the session's last request or connect reached a server
   uint64_t token = 0;   // bumps cancel a pending expiry event
 };
 
