@@ -26,9 +26,9 @@ constexpr int kExitUsage = 2;
 constexpr const char* kUsage =
     "usage: lockstep explore --recipe NAME [--clients N] [--rounds N] [--faults LIST]\n"
     "                        [--bound K] [--strategy exhaustive|pct|random] [--runs N]\n"
-    "                        [--pct-depth D] [--depth-bound N] [--reduction none|state-hash]\n"
-    "                        [--kinds LIST] [--seed N] [--stop-at-first] [--save-dir DIR]\n"
-    "                        [--property P] [--no-save]\n"
+    "                        [--pct-depth D] [--reduction sleep-sets|none] [--order-free]\n"
+    "                        [--prune-states] [--depth-bound N] [--kinds LIST] [--seed N]\n"
+    "                        [--stop-at-first] [--save-dir DIR] [--property P] [--no-save]\n"
     "\n"
     "Explores the schedules of a small scope (one recipe, N clients, N rounds, faults at fixed\n"
     "times) and reports schedules explored, distinct states, elapsed time, the coverage marks\n"
@@ -40,14 +40,21 @@ constexpr const char* kUsage =
     "  --rounds N           rounds per client, 1..20 (default 2)\n"
     "  --faults LIST        comma-separated KIND[@MS][:cN], e.g. lost-reply@0:c1; MS after the\n"
     "                       workload's start, default 0 (default none)\n"
-    "  --bound K            exhaustive: at most K non-default choices (preemptions), 0..8\n"
-    "                       (default 2)\n"
+    "  --bound K            exhaustive: at most K non-default choices, 0..8 (default 2); with\n"
+    "                       sleep sets or --order-free only data choices count\n"
+    "                       (latency, ambiguous outcome, ping phase, server, child order) and\n"
+    "                       the order of events is explored completely\n"
     "  --strategy S         exhaustive (default), pct or random\n"
     "  --runs N             pct/random: runs; exhaustive: at most N schedules (default 1000 /\n"
     "                       100000)\n"
     "  --pct-depth D        PCT bug depth, 1..10 (default 3)\n"
-    "  --depth-bound N      exhaustive: only the first N choice points branch\n"
-    "  --reduction R        exhaustive: none (default) or state-hash (recipe-level, heuristic)\n"
+    "  --reduction R        exhaustive: none (default) or sleep-sets (sound; implies\n"
+    "                       --order-free: the event order is explored completely)\n"
+    "  --order-free         exhaustive without sleep sets: event order does not count toward\n"
+    "                       --bound (the unreduced twin of the sleep-set search)\n"
+    "  --prune-states       exhaustive: UNSOUND pruning by a recipe-level state hash (it does\n"
+    "                       not see messages in flight, timers or the tree): may hide bugs\n"
+    "  --depth-bound N      exhaustive, --reduction none: only the first N choice points branch\n"
     "  --kinds LIST         exhaustive: choice kinds that branch (next-event, latency,\n"
     "                       ambiguous-outcome, ping-phase, server, child-order; default all)\n"
     "  --seed N             the scenario's seed (default 1)\n"
@@ -134,7 +141,7 @@ struct Request {
 int parse(int argc, char** argv, Request* r, std::ostream& out, std::ostream& err) {
   Flags flags({"recipe", "clients", "rounds", "faults", "bound", "strategy", "runs", "pct-depth",
                "depth-bound", "reduction", "kinds", "seed", "save-dir", "property"},
-              {"stop-at-first", "no-save"});
+              {"stop-at-first", "no-save", "prune-states", "order-free"});
   if (!flags.parse(argc, argv)) return usage(err, flags.error());
   if (flags.has("help")) {
     out << kUsage;
@@ -170,10 +177,25 @@ int parse(int argc, char** argv, Request* r, std::ostream& out, std::ostream& er
   r->exhaustive.max_schedules = *runs;
   r->exhaustive.stop_at_first = flags.has("stop-at-first");
   const std::string reduction = flags.get("reduction", "none");
-  if (reduction == "state-hash") {
-    r->exhaustive.reduction = Reduction::kStateHash;
+  if (reduction == "sleep-sets") {
+    r->exhaustive.reduction = Reduction::kSleepSets;
+  } else if (reduction == "state-hash") {
+    return usage(err, "--reduction state-hash is gone: it is unsound; use --prune-states");
   } else if (reduction != "none") {
-    return usage(err, "--reduction wants none or state-hash, got '" + reduction + "'");
+    return usage(err, "--reduction wants sleep-sets or none, got '" + reduction + "'");
+  }
+  if (flags.has("prune-states")) {
+    if (r->exhaustive.reduction == Reduction::kSleepSets) {
+      return usage(err, "--prune-states does not combine with --reduction sleep-sets");
+    }
+    r->exhaustive.reduction = Reduction::kStateHash;
+  }
+  r->exhaustive.order_free =
+      r->exhaustive.reduction == Reduction::kSleepSets || flags.has("order-free");
+  if (r->exhaustive.reduction == Reduction::kSleepSets && flags.has("depth-bound")) {
+    return usage(err,
+                 "--depth-bound does not combine with sleep sets (choice indexes differ "
+                 "between equivalent interleavings)");
   }
   for (const std::string& k : split_list(flags.get("kinds", ""))) {
     sim::ChoiceKind kind;
@@ -218,9 +240,19 @@ void print_result(const Scope& scope, const Request& r, const SearchResult& res,
   out << "\n";
   out << "distinct runs: " << res.distinct_runs << " (different event logs)\n";
   if (r.strategy == "exhaustive") {
-    out << "distinct states: " << res.distinct_states << " (choice index x recipe-level state)\n";
-    out << "pruned branch points: " << res.pruned << " (reduction "
-        << to_string(r.exhaustive.reduction) << ")\n";
+    out << "distinct states: " << res.distinct_states
+        << " (final server tree, sessions and clients' recipe states)\n";
+    if (r.exhaustive.reduction == Reduction::kSleepSets) {
+      out << "sleep sets: " << res.pruned << " sleeping alternatives not branched to, "
+          << res.blocked << " runs blocked"
+          << (r.exhaustive.all_dependent ? " (partition in scope: every pair "
+                                           "dependent)"
+                                         : "")
+          << "\n";
+    } else if (r.exhaustive.reduction == Reduction::kStateHash) {
+      out << "pruned branch points: " << res.pruned << " (" << res.probe_states
+          << " recipe-level states; UNSOUND: schedules may have been hidden)\n";
+    }
   }
   std::snprintf(line, sizeof line, "elapsed: %.3f s (%.0f schedules/s)\n", elapsed_s,
                 elapsed_s > 0 ? static_cast<double>(res.schedules) / elapsed_s : 0.0);
@@ -250,8 +282,10 @@ int explore_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   out << "scenario: " << properties::describe(scope.scenario) << "\n";
   out << "strategy: " << r.strategy;
   if (r.strategy == "exhaustive") {
-    out << ", preemption bound " << r.exhaustive.preemption_bound << ", reduction "
-        << to_string(r.exhaustive.reduction);
+    r.exhaustive.all_dependent = needs_all_dependent(scope);
+    out << ", bound " << r.exhaustive.preemption_bound
+        << (r.exhaustive.order_free ? " data choices (event order free)" : " preemptions")
+        << ", reduction " << to_string(r.exhaustive.reduction);
   } else {
     out << ", " << r.sample.runs << " runs from seed " << r.sample.seed;
     if (r.strategy == "pct") out << ", depth " << r.sample.pct_depth;
@@ -267,6 +301,9 @@ int explore_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   const double elapsed_s = watch.elapsed_ms() / 1000.0;
   print_result(scope, r, res, elapsed_s, out);
 
+  if (r.exhaustive.reduction == Reduction::kStateHash && r.strategy == "exhaustive") {
+    out << "caveat: --prune-states is unsound; a clean result does not cover the scope\n";
+  }
   if (!res.shortest) {
     out << "result: no violation in this scope\n";
     return kExitOk;

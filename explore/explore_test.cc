@@ -260,25 +260,122 @@ TEST(Exhaustive, IsDeterministic) {
   EXPECT_EQ(a.shortest->decisions, b.shortest->decisions);
 }
 
-// PCT answers within range, is a function of its seed, and with depth 1 (no change point)
-// always prefers the same candidate position when it is available.
-TEST(Pct, DeterministicAndInRange) {
+std::vector<sim::EventInfo> tasks(std::vector<uint32_t> ids) {
+  std::vector<sim::EventInfo> out;
+  for (uint32_t id : ids) {
+    sim::EventInfo e;
+    e.seq = out.size() + 1;
+    e.task = id;
+    out.push_back(e);
+  }
+  return out;
+}
+
+// PCT is a function of its seed, answers within range, and with depth 1 (no change point)
+// always runs the same task's event, wherever that event stands in the candidate list.
+TEST(Pct, PrefersTheSameTaskWhereverItStands) {
   PctOptions po;
   po.seed = 7;
   po.depth = 1;
   auto a = make_pct_strategy(po);
   auto b = make_pct_strategy(po);
-  std::set<uint32_t> picks_of_4;
-  for (uint32_t i = 0; i < 200; ++i) {
-    const uint32_t n = 2 + i % 5;
-    const uint32_t x = a->choose(ChoiceKind::kNextEvent, n);
-    EXPECT_EQ(x, b->choose(ChoiceKind::kNextEvent, n));
-    EXPECT_LT(x, n);
-    if (n == 4) picks_of_4.insert(x);
+  ASSERT_TRUE(a->observes_events());
+  const std::vector<sim::EventInfo> forward = tasks({2, 3, 4, 5});
+  const std::vector<sim::EventInfo> backward = tasks({5, 4, 3, 2});
+  std::set<uint32_t> winners;
+  for (uint32_t i = 0; i < 50; ++i) {
+    const std::vector<sim::EventInfo>& c = i % 2 == 0 ? forward : backward;
+    const uint32_t x = a->choose_event(c);
+    EXPECT_EQ(x, b->choose_event(c));
+    ASSERT_LT(x, c.size());
+    winners.insert(c[x].task);
     EXPECT_LT(a->choose(ChoiceKind::kLatency, 4), 4u);
     b->choose(ChoiceKind::kLatency, 4);
   }
-  EXPECT_EQ(picks_of_4.size(), 1u);
+  EXPECT_EQ(winners.size(), 1u);
+}
+
+// Sleep sets' independence: events of two different clients commute unless both touch the
+// ensemble, both run application code, one is a fault or one's owner is unknown.
+TEST(SleepSets, DependenceIsConservative) {
+  auto ev = [](uint32_t client, uint32_t footprint) {
+    sim::EventInfo e;
+    e.client = client;
+    e.footprint = footprint;
+    return e;
+  };
+  using sim::kRunsUserCode;
+  using sim::kTouchesClient;
+  using sim::kTouchesServer;
+  using sim::kTouchesWorld;
+  EXPECT_FALSE(dependent(ev(1, kTouchesClient), ev(2, kTouchesClient)));
+  EXPECT_FALSE(dependent(ev(1, kTouchesClient | kRunsUserCode), ev(2, kTouchesServer)));
+  EXPECT_TRUE(dependent(ev(1, kTouchesClient), ev(1, kTouchesClient)));
+  EXPECT_TRUE(dependent(ev(1, kTouchesServer), ev(2, kTouchesClient | kTouchesServer)));
+  EXPECT_TRUE(dependent(ev(1, kTouchesClient | kRunsUserCode), ev(2, kRunsUserCode)));
+  EXPECT_TRUE(dependent(ev(1, kTouchesClient), ev(2, kTouchesWorld)));
+  EXPECT_TRUE(dependent(ev(0, kTouchesServer), ev(2, kTouchesClient)));
+}
+
+// An event-aware strategy (candidates and footprints) makes the same run as a plain one: the
+// decisions replayed by the plain replay strategy give the same event log.
+TEST(SleepSets, EventAwareRunsLogLikePlainOnes) {
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 2, {});
+  ScopeProgram program(scope);
+  ScheduleStrategy aware({{5, 1}, {9, 1}});
+  const RunReport a = program.run(aware, nullptr);
+  ASSERT_FALSE(aware.candidates().empty());
+  ASSERT_FALSE(aware.ran().empty());
+  auto replay = sim::make_replay_strategy(a.decisions);
+  ASSERT_FALSE(replay->observes_events());
+  const RunReport b = program.run(*replay, nullptr);
+  EXPECT_FALSE(replay->diverged()) << replay->divergence();
+  EXPECT_EQ(a.log_hash, b.log_hash);
+  EXPECT_EQ(a.final_state, b.final_state);
+}
+
+// Soundness on a small scope: the no-id-in-name variant with an ambiguous create, every event
+// order at the default latencies. Sleep sets reach exactly the final states and the violated
+// properties the unreduced search reaches, with fewer runs.
+TEST(SleepSets, ReachTheSameStatesAndViolationsAsTheUnreducedSearch) {
+  const Scope probe = make_scope(recipe("broken/no-id-in-name"), 2, 1, {});
+  sim::Fault f;
+  std::string error;
+  ASSERT_TRUE(parse_fault_spec("lost-reply@0:c1", probe.scenario, &f, &error)) << error;
+  const Scope scope = make_scope(recipe("broken/no-id-in-name"), 2, 1, {f});
+  ScopeProgram program(scope);
+  ExhaustiveOptions o;
+  o.preemption_bound = 0;
+  o.order_free = true;
+  const SearchResult full = explore_exhaustive(program, o);
+  o.reduction = Reduction::kSleepSets;
+  const SearchResult reduced = explore_exhaustive(program, o);
+  ASSERT_TRUE(full.complete);
+  ASSERT_TRUE(reduced.complete);
+  EXPECT_EQ(reduced.final_states, full.final_states);
+  EXPECT_GE(full.final_states.size(), 2u);
+  EXPECT_EQ(reduced.violated, full.violated);
+  EXPECT_FALSE(full.violated.empty());
+  EXPECT_LT(reduced.schedules * 2, full.schedules);
+  EXPECT_GT(reduced.blocked, 0u);
+}
+
+// A broken variant's violation is still found with sleep sets on: reader-ignores-writers lets a
+// reader in beside the writer in some event order.
+TEST(SleepSets, StillFindReaderIgnoresWriters) {
+  const Scope scope = make_scope(recipe("broken/reader-ignores-writers"), 2, 1, {});
+  ScopeProgram program(scope);
+  ExhaustiveOptions o;
+  o.preemption_bound = 0;
+  o.reduction = Reduction::kSleepSets;
+  o.stop_at_first = true;
+  const SearchResult r = explore_exhaustive(program, o);
+  ASSERT_TRUE(r.shortest.has_value());
+  EXPECT_EQ(r.shortest->verdict.property, properties::Property::kMutualExclusion);
+  auto replay = sim::make_replay_strategy(r.shortest->decisions);
+  const RunReport again = program.run(*replay, nullptr);
+  EXPECT_FALSE(replay->diverged()) << replay->divergence();
+  EXPECT_FALSE(again.violations.empty());
 }
 
 // PCT finds broken/sort-by-name's violation (which needs c2's create to reach the server first)
@@ -322,6 +419,12 @@ TEST(ExploreCommand, UsageErrors) {
   EXPECT_NE(err.find("unknown fault kind 'meteor'"), std::string::npos) << err;
   EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--strategy", "dfs"}, &out, &err), 2);
   EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--clients", "0"}, &out, &err), 2);
+  EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--reduction", "state-hash"}, &out, &err), 2);
+  EXPECT_NE(err.find("--prune-states"), std::string::npos) << err;
+  EXPECT_EQ(
+      run_explore({"--recipe", "fair-mutex", "--reduction", "sleep-sets", "--depth-bound", "3"},
+                  &out, &err),
+      2);
   EXPECT_EQ(run_explore({"--help"}, &out, &err), 0);
   EXPECT_NE(out.find("usage: lockstep explore"), std::string::npos);
 }
@@ -338,6 +441,19 @@ TEST(ExploreCommand, ReportsNoViolation) {
   EXPECT_NE(out.find("distinct states: "), std::string::npos) << out;
   EXPECT_NE(out.find("elapsed: "), std::string::npos) << out;
   EXPECT_NE(out.find("result: no violation in this scope"), std::string::npos) << out;
+}
+
+// The unsound state-hash pruning is opt-in and says so in its report.
+TEST(ExploreCommand, PruneStatesPrintsItsCaveat) {
+  std::string out;
+  std::string err;
+  EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--rounds", "1", "--bound", "1",
+                         "--prune-states", "--no-save"},
+                        &out, &err),
+            0)
+      << err;
+  EXPECT_NE(out.find("UNSOUND"), std::string::npos) << out;
+  EXPECT_NE(out.find("caveat: --prune-states is unsound"), std::string::npos) << out;
 }
 
 #ifdef LOCKSTEP_HAVE_TRACES

@@ -7,26 +7,6 @@
 namespace lockstep::explore {
 namespace {
 
-// FNV-1a over 64-bit words and strings.
-class Hasher {
- public:
-  void word(uint64_t v) {
-    for (int i = 0; i < 8; ++i) byte(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void text(std::string_view s) {
-    word(s.size());
-    for (char c : s) byte(static_cast<uint8_t>(c));
-  }
-  uint64_t value() const { return h_; }
-
- private:
-  void byte(uint8_t b) {
-    h_ ^= b;
-    h_ *= 1099511628211ull;
-  }
-  uint64_t h_ = 1469598103934665603ull;
-};
-
 // Applies fn to every counter of a RecipeStats pair, in declaration order.
 template <class Fn>
 void each_counter(recipes::RecipeStats& a, const recipes::RecipeStats& b, Fn&& fn) {
@@ -104,9 +84,25 @@ void RunProbe::attach(uint32_t client, Live live) {
 void RunProbe::detach(uint32_t client, const recipes::Lock* lock) {
   const auto* base = dynamic_cast<const recipes::LockBase*>(lock);
   if (base != nullptr) add_stats(&totals_[client], base->stats());
+  // Only the recipe's own members: state() would ask the session, which may be gone by now.
+  finals_[client] = Final{base != nullptr ? base->held_node() : std::string()};
   // A client's older Lock (replaced after a new session) is no longer the live one.
   auto it = live_.find(client);
   if (it != live_.end() && it->second.any == lock) live_.erase(it);
+}
+
+uint64_t RunProbe::final_hash() const {
+  Hasher h;
+  for (const auto& [client, f] : finals_) {
+    h.word(client);
+    h.text(f.held);
+  }
+  for (const auto& [client, totals] : totals_) {
+    h.word(client);
+    recipes::RecipeStats s = totals;
+    each_counter(s, s, [&](uint64_t& x, uint64_t) { h.word(x); });
+  }
+  return h.value();
 }
 
 uint64_t RunProbe::state_hash() const {

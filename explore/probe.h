@@ -17,12 +17,33 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "recipes/lock_base.h"
 #include "recipes/registry.h"
 #include "zk/session.h"
 
 namespace lockstep::explore {
+
+// FNV-1a over 64-bit words and strings (state hashes; never over pointer values).
+class Hasher {
+ public:
+  void word(uint64_t v) {
+    for (int i = 0; i < 8; ++i) byte(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void text(std::string_view s) {
+    word(s.size());
+    for (char c : s) byte(static_cast<uint8_t>(c));
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  void byte(uint8_t b) {
+    h_ ^= b;
+    h_ *= 1099511628211ull;
+  }
+  uint64_t h_ = 1469598103934665603ull;
+};
 
 class RunProbe {
  public:
@@ -34,6 +55,9 @@ class RunProbe {
   recipes::LockFactory wrap(recipes::LockFactory inner);
 
   uint64_t state_hash() const;
+  // After the run (every Lock destroyed): a hash of each client's last Lock as it was destroyed
+  // (the node it held, "" when none) and of its RecipeStats totals, in client order.
+  uint64_t final_hash() const;
   // RecipeStats per client (1-based index), summed over every Lock the client had, for the
   // Locks destroyed so far (all of them once run_in_sim has returned).
   const std::map<uint32_t, recipes::RecipeStats>& stats() const { return totals_; }
@@ -48,7 +72,11 @@ class RunProbe {
   void detach(uint32_t client, const recipes::Lock* lock);
 
  private:
+  struct Final {
+    std::string held;
+  };
   std::map<uint32_t, Live> live_;
+  std::map<uint32_t, Final> finals_;  // the client's last destroyed Lock
   std::map<uint32_t, recipes::RecipeStats> totals_;
 };
 

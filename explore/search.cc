@@ -46,6 +46,7 @@ bool note_violation(SearchResult* out, const Schedule& schedule, const RunReport
                     const std::optional<properties::Property>& target) {
   const properties::Verdict* v = counted_violation(r, target);
   if (v == nullptr) return false;
+  out->violated.insert(v->property);
   if (out->first_violation_at == 0) out->first_violation_at = out->schedules;
   Counterexample c{schedule, r.decisions, *v, r.sim_events, out->schedules};
   if (!out->shortest || shorter(c, *out->shortest)) out->shortest = std::move(c);
@@ -188,6 +189,16 @@ RunReport ScopeProgram::run(sim::Strategy& strategy, ScheduleStrategy* probe) {
   }
   out.sim_events = r.sim_events;
   out.log_hash = r.log_hash;
+  Hasher h;
+  for (const properties::NodeSnapshot& n : r.tree.nodes) {
+    h.text(n.path);
+    h.word(n.owner.value);
+    h.word(n.owner_alive ? 1 : 0);
+    h.word(static_cast<uint64_t>(n.czxid.value));
+  }
+  h.word(rp.final_hash());
+  h.word(r.finished ? 1 : 0);
+  out.final_state = h.value();
   out.marks = mark_run(r.history, rp.stats(), r.herd);
   out.diverged = r.diverged;
   out.divergence = r.divergence;
@@ -205,81 +216,249 @@ const properties::Verdict* counted_violation(const RunReport& r,
 const char* to_string(Reduction r) {
   switch (r) {
     case Reduction::kNone: return "none";
-    case Reduction::kStateHash: return "state-hash (recipe-level)";
+    case Reduction::kSleepSets: return "sleep sets";
+    case Reduction::kStateHash: return "state-hash (recipe-level, UNSOUND: may hide schedules)";
   }
   return "?";
 }
 
-SearchResult explore_exhaustive(Program& program, const ExhaustiveOptions& o) {
-  SearchResult out;
-  out.strategy = "exhaustive";
-  // levels[k]: schedules with k picks still to run (a DFS stack each).
-  std::vector<std::vector<Schedule>> levels(o.preemption_bound + 2);
-  levels[0].push_back({});
-  uint64_t queued = 1;
-  // (choice index, state) -> the largest remaining budget it was branched from with.
-  std::map<std::pair<uint32_t, uint64_t>, uint32_t> branched;
-  std::set<uint64_t> logs;
-  bool cut = false;
-  for (uint32_t level = 0; level <= o.preemption_bound; ++level) {
-    std::vector<Schedule>& stack = levels[level];
-    while (!stack.empty()) {
-      if (out.schedules >= o.max_schedules) {
-        cut = true;
-        break;
-      }
-      const Schedule schedule = std::move(stack.back());
-      stack.pop_back();
-      ScheduleStrategy strategy(schedule);
-      const RunReport r = program.run(strategy, &strategy);
-      ++out.schedules;
-      logs.insert(r.log_hash);
-      out.distinct_runs = logs.size();
-      out.coverage.add(r.marks);
-      const bool counted = note_violation(&out, schedule, r, o.target);
-      if (counted && o.stop_at_first) {
-        out.stopped_at_first = true;
-        out.distinct_states = branched.size();
-        out.complete = true;
-        return out;
-      }
-      const std::vector<ChoicePoint>& points = strategy.points();
-      const uint32_t budget = o.preemption_bound - level;
-      const size_t start = schedule.empty() ? 0 : schedule.back().index + 1;
-      const size_t end = std::min<size_t>(points.size(), o.depth_bound);
-      for (size_t i = start; i < end; ++i) {
-        const ChoicePoint& p = points[i];
-        const auto key = std::make_pair(static_cast<uint32_t>(i),
-                                        p.state ^ (static_cast<uint64_t>(p.kind) << 56) ^ p.n);
-        auto it = branched.find(key);
-        if (it != branched.end() && o.reduction == Reduction::kStateHash && it->second >= budget) {
-          ++out.pruned;  // this state was branched from already; so was all that follows it
+bool dependent(const sim::EventInfo& a, const sim::EventInfo& b) {
+  const uint32_t both = a.footprint & b.footprint;
+  if (((a.footprint | b.footprint) & sim::kTouchesWorld) != 0) return true;
+  if ((both & sim::kTouchesServer) != 0) return true;
+  if ((both & sim::kRunsUserCode) != 0) return true;  // the workload's history, the resource
+  if (a.client == 0 || b.client == 0) return true;    // an owner the scheduler does not know
+  return a.client == b.client;
+}
+
+bool needs_all_dependent(const Scope& scope) {
+  return has_fault(scope.scenario.faults, {FaultKind::kPartition});
+}
+
+namespace {
+
+// A schedule waiting to run, with what sleep sets need at its last pick.
+struct Queued {
+  Schedule schedule;
+  std::vector<sim::EventInfo> sleep;  // asleep when the last pick was made
+  uint64_t group = 0;                 // sleep sets: the kNextEvent choice it is an alternative of
+};
+
+// The alternatives of one kNextEvent choice (sleep sets). Alternative a starts with the events
+// that ran as alternatives 0..a-1 asleep; they run (and are recorded here) before a does,
+// because siblings are pushed in reverse and every level is a stack.
+struct Group {
+  std::vector<std::optional<sim::EventInfo>> ran;  // by answer: that event, as it ran
+  uint32_t left = 0;                               // alternatives still to run
+};
+
+bool asleep(const std::vector<sim::EventInfo>& sleep, uint64_t seq) {
+  return std::any_of(sleep.begin(), sleep.end(),
+                     [seq](const sim::EventInfo& z) { return z.seq == seq; });
+}
+
+class Exhaustive {
+ public:
+  Exhaustive(Program& program, const ExhaustiveOptions& o)
+      : program_(program),
+        o_(o),
+        sleep_sets_(o.reduction == Reduction::kSleepSets),
+        order_free_(o.order_free || sleep_sets_),
+        levels_(o.preemption_bound + 2) {}
+
+  SearchResult run() {
+    out_.strategy = "exhaustive";
+    levels_[0].push_back({});
+    bool cut = false;
+    for (uint32_t level = 0; level <= o_.preemption_bound; ++level) {
+      std::vector<Queued>& stack = levels_[level];
+      while (!stack.empty()) {
+        if (out_.schedules >= o_.max_schedules) {
+          cut = true;
           break;
         }
-        if (it != branched.end()) {
-          it->second = std::max(it->second, budget);
-        } else if (branched.size() < kMaxTrackedStates) {
-          branched.emplace(key, budget);
-        }
-        if (budget == 0 || (!o.kinds.empty() && o.kinds.count(p.kind) == 0)) continue;
-        const std::vector<uint32_t> answers = alternatives(p.n, o.max_alternatives);
-        // Pushed in reverse so that lower answers are popped (run) first.
-        for (auto a = answers.rbegin(); a != answers.rend() && queued < o.max_schedules * 4; ++a) {
-          Schedule child = schedule;
-          child.push_back(Pick{static_cast<uint32_t>(i), *a});
-          levels[level + 1].push_back(std::move(child));
-          ++queued;
-        }
+        Queued q = std::move(stack.back());
+        stack.pop_back();
+        if (run_one(std::move(q), level)) return finish(true);
+      }
+      if (cut) break;
+      out_.levels_done = level + 1;
+      if (out_.shortest) break;  // the fewest-pick counterexamples are in this level
+    }
+    return finish(!cut);
+  }
+
+ private:
+  SearchResult finish(bool complete) {
+    out_.complete = complete;
+    out_.probe_states = branched_.size();
+    out_.distinct_states = out_.final_states.size();
+    return std::move(out_);
+  }
+
+  // Runs one schedule and queues its children. True when the search stops here.
+  bool run_one(Queued q, uint32_t level) {
+    std::vector<sim::EventInfo> sleep = std::move(q.sleep);
+    Group* group = nullptr;
+    uint32_t answer = 0;
+    if (q.group != 0) {
+      group = &groups_.at(q.group);
+      answer = q.schedule.back().chosen;
+      for (uint32_t k = 0; k < answer && k < group->ran.size(); ++k) {
+        if (group->ran[k]) sleep.push_back(*group->ran[k]);
       }
     }
-    out.distinct_states = branched.size();
-    if (cut) break;
-    out.levels_done = level + 1;
-    if (out.shortest) break;  // the fewest-preemption counterexamples are in this level
+    ScheduleStrategy strategy(q.schedule);
+    const RunReport r =
+        program_.run(strategy, o_.reduction == Reduction::kStateHash ? &strategy : nullptr);
+    ++out_.schedules;
+    logs_.insert(r.log_hash);
+    out_.distinct_runs = logs_.size();
+    out_.final_states.insert(r.final_state);
+    out_.coverage.add(r.marks);
+    const bool counted = note_violation(&out_, q.schedule, r, o_.target);
+    if (counted && o_.stop_at_first) {
+      out_.stopped_at_first = true;
+      return true;
+    }
+    if (group != nullptr) {
+      const ChoicePoint& p = strategy.points()[q.schedule.back().index];
+      group->ran[answer] = ran_as(strategy, strategy.candidates()[p.first_candidate + answer].seq);
+      if (--group->left == 0) groups_.erase(q.group);
+    }
+    branch(q.schedule, level, strategy, std::move(sleep));
+    return false;
   }
-  out.distinct_states = branched.size();
-  out.complete = !cut;
-  return out;
+
+  // The event with insertion number `seq` as it ran in that run (nullopt: it did not run).
+  static std::optional<sim::EventInfo> ran_as(const ScheduleStrategy& s, uint64_t seq) {
+    for (const RanEvent& e : s.ran()) {
+      if (e.info.seq == seq) return e.info;
+    }
+    return std::nullopt;
+  }
+
+  void push(uint32_t level, Queued q) {
+    if (queued_ >= o_.max_schedules * 4) return;
+    ++queued_;
+    levels_[level].push_back(std::move(q));
+  }
+
+  // Queues the children of a run of `schedule` (level `level`): its choice points after the
+  // last pick, with the sleep set each starts from.
+  void branch(const Schedule& schedule, uint32_t level, const ScheduleStrategy& s,
+              std::vector<sim::EventInfo> sleep) {
+    const std::vector<ChoicePoint>& points = s.points();
+    const std::vector<RanEvent>& ran = s.ran();
+    const uint32_t budget = o_.preemption_bound - level;
+    const int64_t last_pick = schedule.empty() ? -1 : static_cast<int64_t>(schedule.back().index);
+    const size_t start = static_cast<size_t>(last_pick + 1);
+    const size_t end =
+        sleep_sets_ ? points.size() : std::min<size_t>(points.size(), o_.depth_bound);
+    size_t next_ran = 0;
+    while (next_ran < ran.size() &&
+           static_cast<int64_t>(ran[next_ran].points_before) <= last_pick) {
+      ++next_ran;
+    }
+    for (size_t i = start; i < end; ++i) {
+      // Events that finished before choice point i: they wake the sleepers they depend on; one
+      // that was asleep itself makes the rest of the run redundant.
+      for (; next_ran < ran.size() && ran[next_ran].points_before <= i; ++next_ran) {
+        if (!sleep_sets_) continue;
+        const sim::EventInfo& e = ran[next_ran].info;
+        if (asleep(sleep, e.seq)) {
+          ++out_.blocked;
+          return;
+        }
+        std::erase_if(sleep,
+                      [&](const sim::EventInfo& z) { return o_.all_dependent || dependent(z, e); });
+      }
+      const ChoicePoint& p = points[i];
+      if (o_.reduction == Reduction::kStateHash && !state_hash_allows(i, p, budget)) return;
+      const bool branches = o_.kinds.empty() || o_.kinds.count(p.kind) != 0;
+      if (p.kind == sim::ChoiceKind::kNextEvent && order_free_) {
+        const sim::EventInfo* c = &s.candidates()[p.first_candidate];
+        const bool default_asleep = sleep_sets_ && asleep(sleep, c[0].seq);
+        if (branches) branch_order(schedule, level, i, p.n, c, s, sleep);
+        if (default_asleep) {
+          ++out_.blocked;
+          return;
+        }
+        continue;
+      }
+      if (budget == 0 || !branches) continue;
+      const std::vector<uint32_t> answers = alternatives(p.n, o_.max_alternatives);
+      // Pushed in reverse so that lower answers are popped (run) first.
+      for (auto a = answers.rbegin(); a != answers.rend(); ++a) {
+        Queued child{schedule, sleep, 0};
+        child.schedule.push_back(Pick{static_cast<uint32_t>(i), *a});
+        push(level + 1, std::move(child));
+      }
+    }
+  }
+
+  // The alternatives 1..n-1 of kNextEvent choice i, free of the bound (order_free).
+  void branch_order(const Schedule& schedule, uint32_t level, size_t i, uint32_t n,
+                    const sim::EventInfo* c, const ScheduleStrategy& s,
+                    const std::vector<sim::EventInfo>& sleep) {
+    uint64_t id = 0;
+    Group* g = nullptr;
+    if (sleep_sets_) {
+      id = ++next_group_;
+      g = &groups_[id];
+      g->ran.resize(n);
+      if (!asleep(sleep, c[0].seq)) g->ran[0] = ran_as(s, c[0].seq);
+    }
+    for (uint32_t a = n - 1; a >= 1; --a) {
+      if (sleep_sets_ && asleep(sleep, c[a].seq)) {
+        ++out_.pruned;
+        continue;
+      }
+      Queued child{schedule, sleep, id};
+      child.schedule.push_back(Pick{static_cast<uint32_t>(i), a});
+      const uint64_t before = queued_;
+      push(level, std::move(child));
+      if (g != nullptr && queued_ != before) ++g->left;
+    }
+    if (g != nullptr && g->left == 0) groups_.erase(id);
+  }
+
+  // The unsound state-hash pruning: false when choice point i's state was already branched from
+  // with at least this budget (then nothing after it branches either).
+  bool state_hash_allows(size_t i, const ChoicePoint& p, uint32_t budget) {
+    const auto key = std::make_pair(static_cast<uint32_t>(i),
+                                    p.state ^ (static_cast<uint64_t>(p.kind) << 56) ^ p.n);
+    auto it = branched_.find(key);
+    if (it != branched_.end() && it->second >= budget) {
+      ++out_.pruned;
+      return false;
+    }
+    if (it != branched_.end()) {
+      it->second = std::max(it->second, budget);
+    } else if (branched_.size() < kMaxTrackedStates) {
+      branched_.emplace(key, budget);
+    }
+    return true;
+  }
+
+  Program& program_;
+  const ExhaustiveOptions& o_;
+  const bool sleep_sets_;
+  const bool order_free_;
+  SearchResult out_;
+  std::vector<std::vector<Queued>> levels_;  // levels_[k]: schedules that spent k of the bound
+  uint64_t queued_ = 1;
+  std::map<uint64_t, Group> groups_;
+  uint64_t next_group_ = 0;
+  // (choice index, state) -> the largest remaining budget it was branched from with.
+  std::map<std::pair<uint32_t, uint64_t>, uint32_t> branched_;
+  std::set<uint64_t> logs_;
+};
+
+}  // namespace
+
+SearchResult explore_exhaustive(Program& program, const ExhaustiveOptions& o) {
+  return Exhaustive(program, o).run();
 }
 
 namespace {

@@ -6,18 +6,43 @@
 // builds a fresh world (properties::run_in_sim) and hands it a strategy (explore/strategies.h).
 //
 // Exhaustive search is stateless re-execution with iterative preemption bounding (CHESS): a
-// schedule is the list of its non-zero answers (preemptions); level k holds the schedules with
-// k of them. A run of a level-k schedule answers 0 after its last pick; every choice point it
-// meets after that pick (and below the depth bound, of a kind that branches) spawns the
-// level-(k+1) schedules that answer 1..n-1 there. Levels are explored in order, each as a DFS
-// stack, so the first violating level gives the counterexamples with the fewest preemptions;
-// that level is finished and its shortest violation (fewest decisions, then fewest simulator
-// events) is the answer. Reduction (optional): a choice point whose (index, probe state hash)
-// was already branched from with at least the same remaining preemption budget is not branched
-// again, nor is anything after it in that run. The probe (explore/probe.h) sees the recipes'
-// states, not the network, so this pruning can hide schedules: it is a heuristic, reported as
-// "state-hash (recipe-level)". A faithful reduction needs the simulator to expose a state hash
-// or per-candidate owners (see the explore report / README).
+// schedule is the list of its non-zero answers (picks); level k holds the schedules that spend k
+// of the bound. A run of a schedule answers 0 after its last pick; every choice point it meets
+// after that pick (below the depth bound, of a kind that branches) spawns the schedules that
+// answer 1..n-1 there. Levels are explored in order, each as a DFS stack, so the first violating
+// level gives the counterexamples with the fewest picks; that level is finished and its
+// shortest violation (fewest decisions, then fewest simulator events) is the answer.
+//
+// What a pick costs: by default every pick spends one unit of the bound. With order_free, the
+// order of events (kNextEvent) is explored completely and only the data choices (latency,
+// ambiguous outcome, ping phase, server, child order) spend the bound.
+//
+// Reductions:
+//   - kSleepSets (sound; implies order_free): Godefroid's sleep sets over the events of a
+//     kNextEvent choice. After the alternatives 0..a-1 of a choice were explored, alternative a
+//     starts with them asleep; an event that runs wakes every sleeper it depends on; a sleeping
+//     event is never branched to, and a run whose next event is asleep (as the default or the
+//     only candidate) is blocked: nothing after it branches. Independence (dependent()) is
+//     conservative and comes from the footprints the scheduler observed (sim::EventInfo): two
+//     events are independent only when they belong to two different, known clients, at most one
+//     of them touches the ensemble's shared state, not both run application code (which shares
+//     the workload's history and fenced resource), and neither is a fault. The bound must not
+//     depend on the order of independent events, which is why sleep sets need order_free: the
+//     number of data picks is the same in every interleaving of the same events, while the
+//     number of reordered kNextEvent answers is not (preemption bounding and sleep sets do not
+//     compose: Coons, Musuvathi, McKinley, "Bounded partial-order reduction", OOPSLA 2013). A
+//     depth bound counts choice indexes, which also differ between equivalent interleavings:
+//     it is not used with sleep sets. Scopes with a partition fault are searched with every pair
+//     dependent (a partitioned client can drop a session's watches without the scheduler seeing
+//     it); the reduction then only prunes nothing.
+//   - kStateHash (unsound, opt-in): a choice point whose (index, probe state hash) was already
+//     branched from with at least the same remaining budget is not branched again, nor is
+//     anything after it in that run. The probe (explore/probe.h) sees the recipes' states, not the
+//     network nor the tree, so this pruning can hide schedules.
+//
+// Distinct states: a world-level hash of each run's final state (the lock directory's nodes:
+// path, ephemeral owner and whether its session is alive, czxid; every client's last lock
+// state, held node and recipe counters; whether the workload finished).
 //
 // No clocks and no threads: the same scope and options give the same result.
 #pragma once
@@ -67,6 +92,7 @@ struct RunReport {
   std::vector<properties::Verdict> violations;  // every violated property, in Property order
   uint64_t sim_events = 0;
   uint64_t log_hash = 0;
+  uint64_t final_state = 0;  // the world-level final-state hash (see "Distinct states")
   MarkSet marks{};
   bool diverged = false;
   std::string divergence;
@@ -91,13 +117,17 @@ class ScopeProgram final : public Program {
   const Scope& scope_;
 };
 
-enum class Reduction : uint8_t { kNone, kStateHash };
+enum class Reduction : uint8_t { kNone, kSleepSets, kStateHash };
 const char* to_string(Reduction r);
 
 struct ExhaustiveOptions {
   uint32_t preemption_bound = 2;      // schedules with at most this many non-zero answers
   uint32_t depth_bound = UINT32_MAX;  // choice points at this index or later never branch
   Reduction reduction = Reduction::kNone;
+  // kNextEvent picks do not spend the bound (implied by kSleepSets).
+  bool order_free = false;
+  // Treat every pair of events as dependent (for kSleepSets: scopes with partitions).
+  bool all_dependent = false;
   uint64_t max_schedules = 100000;  // runs at most; the result says whether it was cut
   bool stop_at_first = false;       // stop at the first violating run (time to bug)
   // Only violations of this property count (a broken variant's must_violate); nullopt = any.
@@ -108,6 +138,11 @@ struct ExhaustiveOptions {
   // branches on this many, spread evenly over 1..n-1 (0 = all of them).
   uint32_t max_alternatives = 3;
 };
+
+// Sleep sets' independence relation on two events (see the header comment).
+bool dependent(const sim::EventInfo& a, const sim::EventInfo& b);
+// Scopes whose faults the footprints do not cover (a partition): search with all_dependent.
+bool needs_all_dependent(const Scope& scope);
 
 // The non-default answers a choice point with n options branches on (see max_alternatives).
 std::vector<uint32_t> alternatives(uint32_t n, uint32_t max_alternatives);
@@ -123,13 +158,18 @@ struct Counterexample {
 struct SearchResult {
   std::string strategy;             // "exhaustive", "random", "pct-d3"
   uint64_t schedules = 0;           // runs made
-  uint64_t distinct_states = 0;     // distinct (choice index, probe state) pairs met
+  uint64_t distinct_states = 0;     // distinct final states (RunReport::final_state)
   uint64_t distinct_runs = 0;       // distinct event-log hashes among the runs
-  uint64_t pruned = 0;              // branch points skipped by the reduction
-  uint32_t levels_done = 0;         // exhaustive: preemption levels fully explored
-  bool complete = false;            // exhaustive: not cut by max_schedules
-  bool stopped_at_first = false;    // stop_at_first ended the search at a violation
-  uint64_t first_violation_at = 0;  // 1-based run number of the first violation, 0 = none
+  uint64_t probe_states = 0;        // exhaustive: distinct (choice index, probe state) pairs
+  uint64_t pruned = 0;              // state-hash: branch points skipped; sleep sets: sleeping
+                                    // alternatives not branched to
+  uint64_t blocked = 0;             // sleep sets: runs whose continuation was asleep
+  std::set<uint64_t> final_states;  // the distinct final states (exhaustive only)
+  std::set<properties::Property> violated;  // every property some run violated
+  uint32_t levels_done = 0;                 // exhaustive: preemption levels fully explored
+  bool complete = false;                    // exhaustive: not cut by max_schedules
+  bool stopped_at_first = false;            // stop_at_first ended the search at a violation
+  uint64_t first_violation_at = 0;          // 1-based run number of the first violation, 0 = none
   std::optional<Counterexample> shortest;
   Coverage coverage;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <set>
 
 #include "zk/random.h"
@@ -10,6 +11,19 @@ namespace lockstep::explore {
 
 ScheduleStrategy::ScheduleStrategy(Schedule schedule, std::string name)
     : schedule_(std::move(schedule)), name_(std::move(name)) {}
+
+uint32_t ScheduleStrategy::choose_event(const std::vector<sim::EventInfo>& candidates) {
+  const auto first = static_cast<uint32_t>(candidates_.size());
+  candidates_.insert(candidates_.end(), candidates.begin(), candidates.end());
+  const uint32_t chosen =
+      choose(sim::ChoiceKind::kNextEvent, static_cast<uint32_t>(candidates.size()));
+  points_.back().first_candidate = first;
+  return chosen;
+}
+
+void ScheduleStrategy::executed(const sim::EventInfo& event) {
+  ran_.push_back(RanEvent{event, static_cast<uint32_t>(points_.size())});
+}
 
 uint32_t ScheduleStrategy::choose(sim::ChoiceKind kind, uint32_t n) {
   const auto index = static_cast<uint32_t>(points_.size());
@@ -25,7 +39,7 @@ uint32_t ScheduleStrategy::choose(sim::ChoiceKind kind, uint32_t n) {
       chosen = 0;
     }
   }
-  points_.push_back(ChoicePoint{kind, n, chosen, probe_ ? probe_() : 0});
+  points_.push_back(ChoicePoint{kind, n, chosen, probe_ ? probe_() : 0, 0});
   return chosen;
 }
 
@@ -38,35 +52,29 @@ class PctStrategy final : public sim::Strategy {
     for (size_t k = 0; k < streams_.size(); ++k) {
       streams_[k] = root.split(sim::to_string(static_cast<sim::ChoiceKind>(k)));
     }
-    zk::Prng pct = root.split("pct");
-    const uint32_t tasks = std::max<uint32_t>(1, o.max_tasks);
-    // Distinct initial priorities depth .. depth+tasks-1, in a random order (Fisher-Yates).
-    priority_.resize(tasks);
-    for (uint32_t i = 0; i < tasks; ++i) priority_[i] = o.depth + i;
-    for (uint32_t i = tasks - 1; i > 0; --i) {
-      std::swap(priority_[i], priority_[pct.below(i + 1)]);
-    }
+    pct_ = root.split("pct");
     // d-1 distinct change points among the first `steps` scheduling steps.
     const uint32_t steps = std::max<uint32_t>(1, o.steps);
     std::set<uint32_t> points;
     for (uint32_t guard = 0; points.size() + 1 < std::min(o.depth, steps + 1) && guard < 10000;
          ++guard) {
-      points.insert(static_cast<uint32_t>(pct.below(steps)));
+      points.insert(static_cast<uint32_t>(pct_.below(steps)));
     }
-    uint32_t lowered = o.depth;
+    uint64_t lowered = o.depth;
     for (uint32_t p : points) change_.push_back(Change{p, --lowered});
   }
 
   uint32_t choose(sim::ChoiceKind kind, uint32_t n) override {
-    if (kind != sim::ChoiceKind::kNextEvent) {
-      return static_cast<uint32_t>(streams_[static_cast<size_t>(kind)].below(n));
-    }
+    return static_cast<uint32_t>(streams_[static_cast<size_t>(kind)].below(n));
+  }
+  bool observes_events() const override { return true; }
+  uint32_t choose_event(const std::vector<sim::EventInfo>& candidates) override {
     const uint32_t step = step_++;
-    uint32_t pick = highest(n);
+    uint32_t pick = highest(candidates);
     for (const Change& c : change_) {
       if (c.step == step) {
-        priority_[slot(pick)] = c.priority;
-        pick = highest(n);
+        priority_[candidates[pick].task] = c.priority;
+        pick = highest(candidates);
       }
     }
     return pick;
@@ -76,23 +84,38 @@ class PctStrategy final : public sim::Strategy {
  private:
   struct Change {
     uint32_t step;
-    uint32_t priority;
+    uint64_t priority;
   };
-  uint32_t slot(uint32_t position) const {
-    return std::min<uint32_t>(position, static_cast<uint32_t>(priority_.size()) - 1);
+  // Initial priorities lie above every lowered one (those are < depth).
+  static constexpr uint64_t kInitial = uint64_t{1} << 40;
+
+  uint64_t priority(uint32_t task) {
+    auto it = priority_.find(task);
+    if (it == priority_.end()) {
+      // A task seen for the first time gets a random priority among the initial ones.
+      it = priority_.emplace(task, kInitial + pct_.below(uint64_t{1} << 32)).first;
+    }
+    return it->second;
   }
-  // The candidate whose task has the highest priority (the first such, for shared slots).
-  uint32_t highest(uint32_t n) const {
+  // The first candidate of the highest-priority task. Tasks get their priority in candidate
+  // order, so the draws do not depend on anything but the run.
+  uint32_t highest(const std::vector<sim::EventInfo>& c) {
     uint32_t best = 0;
-    for (uint32_t j = 1; j < n; ++j) {
-      if (priority_[slot(j)] > priority_[slot(best)]) best = j;
+    uint64_t best_priority = priority(c[0].task);
+    for (uint32_t j = 1; j < c.size(); ++j) {
+      const uint64_t p = priority(c[j].task);
+      if (p > best_priority) {
+        best = j;
+        best_priority = p;
+      }
     }
     return best;
   }
 
   PctOptions options_;
   std::array<zk::Prng, static_cast<size_t>(sim::ChoiceKind::kCount)> streams_;
-  std::vector<uint32_t> priority_;
+  zk::Prng pct_;
+  std::map<uint32_t, uint64_t> priority_;  // task -> priority
   std::vector<Change> change_;
   uint32_t step_ = 0;
 };

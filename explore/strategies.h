@@ -5,14 +5,16 @@
 //     choices a Schedule names (by choice index) and 0 everywhere else, and records every choice
 //     point it was asked (kind, n, answer) plus an optional state hash taken just before the
 //     answer. A schedule is only its non-zero answers, so the search keeps millions of them.
-//   - PCT (probabilistic concurrency testing, Burckhardt et al. 2010) with depth d: every
-//     "task" gets a random distinct priority; at each kNextEvent choice the candidate of the
-//     highest-priority task runs; at d-1 change points (random kNextEvent step numbers in
-//     [0, steps)) the task that would run next drops below every initial priority. The
-//     simulator does not tell a strategy which client or event a candidate is (see the report:
-//     a per-candidate owner id would be needed), so a task is approximated by the candidate's
-//     position in the scheduler's insertion-ordered candidate list. Every other choice kind is
-//     drawn from its own seeded stream, exactly as sim::make_random_strategy does.
+//     It is event-aware (sim::Strategy::observes_events): it keeps each kNextEvent choice's
+//     candidates (sim::EventInfo) and every event that ran, with the footprint the scheduler
+//     observed, which the sleep-set reduction of explore/search.h reads after the run.
+//   - PCT (probabilistic concurrency testing, Burckhardt et al. 2010) with depth d: every task
+//     (sim::EventInfo::task: a client process, a client's request stream into the ensemble, a
+//     server's applies, expiries, faults) gets a random priority when it is first seen; at each
+//     kNextEvent choice the candidate of the highest-priority task runs (the first in insertion
+//     order among a task's candidates); at d-1 change points (random kNextEvent step numbers in
+//     [0, steps)) the task that would run next drops below every initial priority. Every other
+//     choice kind is drawn from its own seeded stream, exactly as sim::make_random_strategy does.
 //   - Borrowed: lends a strategy the caller keeps to an API that takes ownership.
 //
 // All strategies are deterministic functions of their construction arguments and the sequence
@@ -46,7 +48,16 @@ struct ChoicePoint {
   sim::ChoiceKind kind = sim::ChoiceKind::kNextEvent;
   uint32_t n = 0;
   uint32_t chosen = 0;
-  uint64_t state = 0;  // the probe's state hash before answering (0 without a probe)
+  uint64_t state = 0;            // the probe's state hash before answering (0 without a probe)
+  uint32_t first_candidate = 0;  // kNextEvent: its n candidates start here in candidates()
+};
+
+// An event that ran, and how many choice points the run had met before it was reported (so
+// every choice point with a smaller index came before the report: the event's own kNextEvent
+// choice and the choices it asked for while it ran).
+struct RanEvent {
+  sim::EventInfo info;
+  uint32_t points_before = 0;
 };
 
 // Returns an abstract hash of the run's current state (see explore/probe.h).
@@ -63,11 +74,18 @@ class ScheduleStrategy final : public sim::Strategy {
   // was derived from: a determinism bug); the answer was clamped to 0.
   bool diverged() const override { return !divergence_.empty(); }
   std::string divergence() const override { return divergence_; }
+  bool observes_events() const override { return true; }
+  uint32_t choose_event(const std::vector<sim::EventInfo>& candidates) override;
+  void executed(const sim::EventInfo& event) override;
 
   const std::vector<ChoicePoint>& points() const { return points_; }
+  const std::vector<sim::EventInfo>& candidates() const { return candidates_; }
+  const std::vector<RanEvent>& ran() const { return ran_; }
 
  private:
   Schedule schedule_;
+  std::vector<sim::EventInfo> candidates_;
+  std::vector<RanEvent> ran_;
   size_t next_pick_ = 0;
   StateProbe probe_;
   std::string name_;
@@ -77,9 +95,8 @@ class ScheduleStrategy final : public sim::Strategy {
 
 struct PctOptions {
   uint64_t seed = 1;
-  uint32_t depth = 3;       // d: the bug depth PCT targets (d-1 priority change points)
-  uint32_t steps = 1000;    // k: an estimate of the number of kNextEvent choices in a run
-  uint32_t max_tasks = 64;  // positions beyond this share the lowest initial priority
+  uint32_t depth = 3;     // d: the bug depth PCT targets (d-1 priority change points)
+  uint32_t steps = 1000;  // k: an estimate of the number of kNextEvent choices in a run
 };
 
 std::unique_ptr<sim::Strategy> make_pct_strategy(const PctOptions& options);
@@ -92,6 +109,11 @@ class Borrowed final : public sim::Strategy {
   std::string name() const override { return inner_->name(); }
   bool diverged() const override { return inner_->diverged(); }
   std::string divergence() const override { return inner_->divergence(); }
+  bool observes_events() const override { return inner_->observes_events(); }
+  uint32_t choose_event(const std::vector<sim::EventInfo>& candidates) override {
+    return inner_->choose_event(candidates);
+  }
+  void executed(const sim::EventInfo& event) override { inner_->executed(event); }
 
  private:
   sim::Strategy* inner_;

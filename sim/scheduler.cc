@@ -17,12 +17,41 @@ struct Later {
 };
 constexpr Later later;
 
+// Task identities of the events that do not belong to a client (EventInfo::task).
+constexpr uint32_t kApplyTask = 0x10000;  // + the server's id
+constexpr uint32_t kExpiryTask = 0x20000;
+constexpr uint32_t kFaultTask = 0x30000;
+// Connection ids beyond this are not remembered (their deliveries count as unknown clients).
+constexpr uint64_t kMaxTrackedConns = 1u << 20;
+
+bool is_client_event(EventTag t) {
+  return t == EventTag::kResume || t == EventTag::kTimer || t == EventTag::kClientTimer ||
+         t == EventTag::kToClient;
+}
+
 }  // namespace
 
-Scheduler::Scheduler(Strategy* strategy, EventLog* log) : strategy_(strategy), log_(log) {}
+const char* event_tag_name(uint8_t tag) {
+  switch (static_cast<EventTag>(tag)) {
+    case EventTag::kResume: return "resume";
+    case EventTag::kTimer: return "timer";
+    case EventTag::kToServer: return "to-server";
+    case EventTag::kToClient: return "to-client";
+    case EventTag::kApply: return "apply";
+    case EventTag::kExpire: return "expire";
+    case EventTag::kClientTimer: return "client-timer";
+    case EventTag::kFault: return "fault";
+    case EventTag::kFaultEnd: return "fault-end";
+  }
+  return "?";
+}
+
+Scheduler::Scheduler(Strategy* strategy, EventLog* log)
+    : strategy_(strategy), log_(log), observing_(strategy->observes_events()) {}
 
 uint64_t Scheduler::push(Event e) {
   e.seq = ++seq_;
+  if (running_) observe_push(e);
   if (e.at <= now_) {
     // Due now: straight to the candidates. The heap holds nothing due at now_ once the clock
     // got here (next() drains it), so ready_ stays in insertion order.
@@ -38,11 +67,114 @@ uint64_t Scheduler::push(Event e) {
 uint32_t Scheduler::choose(ChoiceKind kind, uint32_t n) {
   if (n < 2) return 0;
   const uint32_t chosen = strategy_->choose(kind, n);
+  record(kind, n, chosen);
+  if (running_ && (kind == ChoiceKind::kAmbiguousOutcome || kind == ChoiceKind::kPingPhase ||
+                   kind == ChoiceKind::kServer)) {
+    // Only the server side asks these: a client event that asks reached the ensemble's state.
+    current_.footprint |= kTouchesServer;
+  }
+  return chosen;
+}
+
+void Scheduler::record(ChoiceKind kind, uint32_t n, uint32_t chosen) {
   assert(chosen < n);
   decisions_.push_back(Decision{kind, n, chosen});
   const uint64_t packed =
       (static_cast<uint64_t>(kind) << 56) ^ (static_cast<uint64_t>(n) << 24) ^ chosen;
   log_->add_decision(now_, packed, to_string(kind), chosen, n);
+}
+
+EventInfo Scheduler::info(const Event& e) const {
+  EventInfo i;
+  i.seq = e.seq;
+  i.client = e.client;
+  i.tag = static_cast<uint8_t>(e.type);
+  switch (e.type) {
+    case EventTag::kResume:
+    case EventTag::kTimer:
+      i.footprint = kTouchesClient | kRunsUserCode;
+      i.task = 2 * e.client;
+      break;
+    case EventTag::kClientTimer:
+      i.footprint = kTouchesClient;
+      i.task = 2 * e.client;
+      break;
+    case EventTag::kToClient:
+      i.footprint = kTouchesClient;
+      i.task = 2 * e.client;
+      i.conn = e.a;
+      break;
+    case EventTag::kToServer:
+      i.footprint = kTouchesServer;
+      i.conn = e.a;
+      i.client = e.a < conn_client_.size() ? conn_client_[e.a] : 0;
+      i.task = 2 * i.client + 1;
+      break;
+    case EventTag::kApply:
+      i.footprint = kTouchesServer;
+      i.task = kApplyTask + static_cast<uint32_t>(e.a);
+      break;
+    case EventTag::kExpire:
+      i.footprint = kTouchesServer;
+      i.task = kExpiryTask;
+      break;
+    case EventTag::kFault:
+    case EventTag::kFaultEnd:
+      i.footprint = kTouchesWorld;
+      i.task = kFaultTask;
+      break;
+  }
+  return i;
+}
+
+// What the running event queued tells what it touched (see the header).
+void Scheduler::observe_push(const Event& e) {
+  const bool client_event = is_client_event(static_cast<EventTag>(current_.tag));
+  const uint64_t conn = e.a;
+  switch (e.type) {
+    case EventTag::kToServer:
+    case EventTag::kToClient: {
+      const uint32_t owner = e.type == EventTag::kToClient ? e.client : current_.client;
+      const bool known = conn < conn_client_.size() && conn_client_[conn] != 0;
+      if (client_event && e.type == EventTag::kToServer && !known) {
+        current_.footprint |= kTouchesServer;  // a new connection: ids are shared
+      }
+      if (client_event && e.type == EventTag::kToClient) current_.footprint |= kTouchesServer;
+      if (owner != 0 && conn < kMaxTrackedConns &&
+          (client_event || e.type == EventTag::kToClient)) {
+        if (conn >= conn_client_.size()) conn_client_.resize(conn + 1, 0);
+        if (conn_client_[conn] == 0) conn_client_[conn] = owner;
+      }
+      break;
+    }
+    case EventTag::kClientTimer:
+      if (client_event) current_.footprint |= kTouchesServer;  // a connection opened or closed
+      break;
+    case EventTag::kApply:
+    case EventTag::kExpire:
+    case EventTag::kFault:
+    case EventTag::kFaultEnd:
+      if (client_event) current_.footprint |= kTouchesServer;
+      break;
+    case EventTag::kResume:
+    case EventTag::kTimer: break;
+  }
+  if (client_event && e.client != 0 && e.client != current_.client) {
+    current_.footprint |= kTouchesServer;  // reached another client: not its own state
+  }
+}
+
+void Scheduler::finish_running() {
+  running_ = false;
+  strategy_->executed(current_);
+}
+
+uint32_t Scheduler::choose_event() {
+  candidates_.clear();
+  for (const Event& e : ready_) candidates_.push_back(info(e));
+  const auto n = static_cast<uint32_t>(candidates_.size());
+  const uint32_t chosen = strategy_->choose_event(candidates_);
+  record(ChoiceKind::kNextEvent, n, chosen);
   return chosen;
 }
 
@@ -68,6 +200,7 @@ void Scheduler::filter_ready(EventFilter& filter) {
 }
 
 bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
+  if (running_) finish_running();
   for (;;) {
     if (ready_.empty()) {
       if (heap_.empty() || heap_.front().at > limit) return false;
@@ -76,9 +209,18 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
     collect_due();
     filter_ready(filter);
     if (ready_.empty()) continue;
-    const uint32_t i = choose(ChoiceKind::kNextEvent, static_cast<uint32_t>(ready_.size()));
+    uint32_t i = 0;
+    if (!observing_) {
+      i = choose(ChoiceKind::kNextEvent, static_cast<uint32_t>(ready_.size()));
+    } else if (ready_.size() >= 2) {
+      i = choose_event();
+    }
     *out = ready_[i];
     ready_.erase(ready_.begin() + i);
+    if (observing_) {
+      current_ = info(*out);
+      running_ = true;
+    }
     return true;
   }
 }

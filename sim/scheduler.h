@@ -8,6 +8,17 @@
 // (cancelled timers, messages of a closed connection) are dropped, events of a paused client
 // are handed back for deferral. Every decision with n >= 2 is recorded and hashed into the log.
 //
+// Event-aware strategies (Strategy::observes_events) see each kNextEvent choice as a list of
+// EventInfo and are told what every event did once it ran. The scheduler derives that from
+// what passes through it: the event's tag and client, the events it queued and the choices it
+// asked for while it ran (see observe_push / record). A client event that asks for a server
+// choice (ambiguous outcome, ping phase, server), queues a server-side event, an event of
+// another client, a delivery on a connection not seen before (a new connection) or a client
+// timer (reconnect, connect timeout, detect: a connection opened or closed) is marked
+// kTouchesServer. That catches every path by which client code reaches the ensemble's shared
+// state except closing a connection of a session the server already no longer hears (a
+// partitioned client): search code must treat scopes with partitions conservatively.
+//
 // Invariants: now() never decreases; an event is never run before its time; candidates are
 // kept in insertion order, so the same strategy answers reproduce the same run.
 #pragma once
@@ -70,9 +81,20 @@ class Scheduler {
  private:
   void collect_due();
   void filter_ready(EventFilter& filter);
+  void record(ChoiceKind kind, uint32_t n, uint32_t chosen);
+  // Event-aware strategies only.
+  uint32_t choose_event();
+  EventInfo info(const Event& e) const;
+  void observe_push(const Event& e);
+  void finish_running();
 
   Strategy* strategy_;
   EventLog* log_;
+  const bool observing_;               // strategy_->observes_events()
+  bool running_ = false;               // observing_ and an event returned by next() is running
+  EventInfo current_;                  // that event, with the footprint observed so far
+  std::vector<EventInfo> candidates_;  // scratch for choose_event
+  std::vector<uint32_t> conn_client_;  // connection id -> the client seen using it (0 unknown)
   Time now_{};
   uint64_t seq_ = 0;
   std::vector<Event> heap_;   // min-heap on (at, seq)

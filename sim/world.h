@@ -51,6 +51,36 @@ struct Decision {
   bool operator==(const Decision&) const = default;
 };
 
+// What a strategy may know about one event the scheduler runs or may run next (the candidates
+// of a kNextEvent choice, and every event once it ran). Identity and footprint are conservative
+// and computed by the scheduler from the event and what it observed while events ran; the
+// simulator's internals stay private.
+enum Footprint : uint32_t {
+  kTouchesClient = 1u << 0,  // the state of client process `client` (its library, its coroutines)
+  kRunsUserCode = 1u << 1,   // resumes application / recipe code of `client`: it may touch state
+                             // the clients share outside the simulator (a workload's history, a
+                             // fenced resource), so two such events of different clients conflict
+  kTouchesServer = 1u << 2,  // the ensemble's shared state: data trees, sessions, watches, zxids,
+                             // connection and session ids (every server-side event; a client event
+                             // that opened or closed a connection, or made a server-side choice)
+  kTouchesWorld = 1u << 3,   // anything (a fault starting or ending): conflicts with every event
+};
+
+struct EventInfo {
+  uint64_t seq = 0;     // insertion number: unique in a run, and the same in every run that
+                        // shares the prefix up to the moment the event was queued
+  uint32_t client = 0;  // the client process it belongs to (a request delivery: the client that
+                        // sent it, when the scheduler has seen that connection used); 0 = none
+  uint8_t tag = 0;      // sim::EventTag (sim/scheduler.h) as an integer
+  uint64_t conn = 0;    // the connection of a message delivery, 0 for other events
+  uint32_t task = 0;    // stable task identity: one per client process (2 * client), one per
+                        // client's request stream into the ensemble (2 * client + 1), one per
+                        // server's follower applies, one for expiries and one for faults
+  uint32_t footprint = 0;  // Footprint bits: static for a candidate; for an event that ran, the
+                           // static bits plus what the scheduler observed while it ran
+};
+const char* event_tag_name(uint8_t tag);
+
 // Plug-in point for search strategies (seeded random, PCT, exhaustive, replay).
 class Strategy {
  public:
@@ -62,6 +92,19 @@ class Strategy {
   virtual bool diverged() const { return false; }
   // Names the first divergent request ("" when none).
   virtual std::string divergence() const { return {}; }
+
+  // Event-aware strategies (PCT over tasks, sleep sets) return true: the scheduler then answers
+  // kNextEvent choices through choose_event() and reports every event that ran to executed().
+  // The decision recorded and logged is the same as with choose(kNextEvent, n): the event log
+  // does not depend on which of the two a strategy uses. Checked once, at World construction.
+  virtual bool observes_events() const { return false; }
+  // REQUIRES: candidates.size() >= 2, in the scheduler's insertion order. Returns an index.
+  virtual uint32_t choose_event(const std::vector<EventInfo>& candidates) {
+    return choose(ChoiceKind::kNextEvent, static_cast<uint32_t>(candidates.size()));
+  }
+  // An event finished running (reported when the scheduler picks the next one; the last event
+  // of a run is never reported). `event.footprint` includes the observed bits.
+  virtual void executed(const EventInfo& event) { (void)event; }
 };
 
 // Seeded random choices, one independent PRNG stream per ChoiceKind (STYLE rule 2).
