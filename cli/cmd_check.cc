@@ -1,6 +1,6 @@
 // `lockstep check`: the main job — every recipe and broken variant of the registry through the
 // property suite in the simulator (properties/check.h owns the flags, the table and the exit
-// status; this file hands it the arguments and the trace saver, traces::save_seed_failure, which
+// status; this file hands it the arguments and the trace saver, traces::save_check_failure, which
 // the properties library cannot call itself because traces/ depends on it).
 #include <unistd.h>
 
@@ -38,7 +38,7 @@ int run_check(const std::vector<std::string>& args) {
   }
   return call_with_argv(args, [](int argc, char** argv) {
     return properties::check_main(argc, argv, std::cout, std::cerr, isatty(STDOUT_FILENO) != 0,
-                                  traces::save_seed_failure);
+                                  traces::save_check_failure);
   });
 }
 

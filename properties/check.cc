@@ -24,6 +24,7 @@ constexpr const char* kColumns[kPropertyCount] = {"mutex",  "fenced", "fifo",  "
 const char* kUsage =
     "usage: lockstep check [--recipe NAME]... [--seeds N] [--seed S] [--faults LIST]\n"
     "                      [--jobs N] [--json] [--log] [--trace-dir DIR | --no-traces]\n"
+    "                      [--no-shrink]\n"
     "  Runs every recipe and broken variant (or each --recipe) through the property suite in\n"
     "  the simulator. A correct recipe must pass every property it claims; a broken variant\n"
     "  must be caught by its expected property.\n"
@@ -39,7 +40,10 @@ const char* kUsage =
     "  --log          with --seed: also print the simulator's event log\n"
     "  --trace-dir DIR  save the trace of every failing seed under DIR (default\n"
     "                 traces/failures, created when needed; files are never replaced):\n"
-    "                 `./lockstep replay FILE` re-runs it, `./lockstep show FILE` draws it\n"
+    "                 `./lockstep replay FILE` re-runs it, `./lockstep show FILE` draws it;\n"
+    "                 the seed's scenario is shrunk first (fewer faults, clients, rounds)\n"
+    "                 while the same property stays violated\n"
+    "  --no-shrink    save the failing seeds' scenarios as they ran, unshrunk\n"
     "  --no-traces    save no traces\n"
     "exit: 0 every recipe as expected, 1 a correct recipe failed or a broken variant was not\n"
     "caught, 2 usage error (also: a trace directory that cannot be created)\n";
@@ -127,6 +131,12 @@ void print_failures(const std::vector<RecipeResult>& results, const CheckOptions
           << (o.seed ? "" : " (try --seeds " + std::to_string(o.seeds * 10) + ")") << "\n";
     }
   }
+  const bool saved = std::any_of(results.begin(), results.end(),
+                                 [](const RecipeResult& r) { return !r.traces.empty(); });
+  if (saved && o.shrink_traces) {
+    out << "(each trace holds its seed's scenario shrunk to the fewest faults, clients and rounds "
+           "that still violate the property; --no-shrink saves it as run)\n";
+  }
 }
 
 nlohmann::json to_json(const std::vector<RecipeResult>& results, double seeds_per_second) {
@@ -168,10 +178,22 @@ void save_traces(const std::vector<const recipes::RecipeInfo*>& todo, const Chec
   if (!save_trace || !o.save_traces) return;
   for (size_t i = 0; i < todo.size(); ++i) {
     RecipeResult& r = (*results)[i];
-    for (const PropertyResult& p : r.properties) {
+    for (int k = 0; k < kPropertyCount; ++k) {
+      const PropertyResult& p = r.properties[k];
       if (!p.seed || r.traces.count(*p.seed) != 0) continue;
+      FailingSeed f;
+      f.recipe = todo[i];
+      f.seed = *p.seed;
+      f.faults = o.faults;
+      // A broken variant's trace keeps the property it must be caught by, when violated there.
+      f.property = static_cast<Property>(k);
+      if (r.must_violate && r.properties[static_cast<int>(*r.must_violate)].seed == p.seed) {
+        f.property = r.must_violate;
+      }
+      f.dir = o.trace_dir;
+      f.shrink = o.shrink_traces;
       std::string error;
-      const std::string path = save_trace(*todo[i], *p.seed, o.faults, o.trace_dir, &error);
+      const std::string path = save_trace(f, &error);
       if (path.empty()) {
         err << "lockstep check: the trace of " << r.recipe << " seed " << *p.seed
             << " was not saved: " << error << "\n";
@@ -250,8 +272,8 @@ std::optional<CheckOptions> parse_check_args(int argc, char** argv, std::ostream
       value = argv[++i];
       return true;
     };
-    const bool boolean =
-        arg == "--json" || arg == "--log" || arg == "--no-traces" || arg == "--help" || arg == "-h";
+    const bool boolean = arg == "--json" || arg == "--log" || arg == "--no-traces" ||
+                         arg == "--no-shrink" || arg == "--help" || arg == "-h";
     if (boolean && has_value) return fail("flag " + arg + " takes no value");
     if (arg == "--help" || arg == "-h") {
       err << kUsage;
@@ -262,6 +284,8 @@ std::optional<CheckOptions> parse_check_args(int argc, char** argv, std::ostream
       o.event_log = true;
     } else if (arg == "--no-traces") {
       o.save_traces = false;
+    } else if (arg == "--no-shrink") {
+      o.shrink_traces = false;
     } else if (arg == "--trace-dir") {
       if (!take() || value.empty()) return fail("--trace-dir needs a directory");
       o.trace_dir = value;

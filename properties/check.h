@@ -14,8 +14,11 @@
 // (each first violating seed of a correct recipe, the catching seed of a broken variant) is saved
 // as a trace under --trace-dir (default traces/failures, relative to the working directory)
 // after all recipes ran, in the parent process and in `todo` order, so --jobs changes nothing.
-// The saver names each file by recipe, seed and event-log hash, writes it atomically and never
-// replaces a different file. The table output prints each path with its `./lockstep replay` and
+// The saved trace is the minimal one: the seed's scenario shrunk (fewer faults, clients, rounds,
+// workload options) as long as the same property stays violated (--no-shrink saves the seed's
+// scenario as run). The saver names each file by recipe, seed and event-log hash, writes it
+// atomically and never replaces a different file. The table output prints each path with its
+// `./lockstep replay` and
 // `./lockstep show` commands; --json puts the path of the result's first failing seed in
 // `trace`. A trace directory that cannot be created is a usage error found before any seed runs.
 //
@@ -23,7 +26,7 @@
 // --faults LIST (comma-separated fault names, see scenario.h; restricts every recipe's fault
 // plans), --jobs N (recipes are split over N forked worker processes; 1 = in this process),
 // --json, --log (with --seed: also print the simulator's event log), --trace-dir DIR,
-// --no-traces, --help.
+// --no-traces, --no-shrink, --help.
 // Exit status: 0 when every recipe behaved as expected, 1 when a correct recipe failed or a
 // broken variant was not caught, 2 for a usage error (unknown flag or recipe, bad number, a trace
 // directory that cannot be created).
@@ -59,14 +62,23 @@ struct CheckOptions {
   bool interactive = false;
   std::string trace_dir = "traces/failures";  // where failing seeds' traces go
   bool save_traces = true;                    // false: --no-traces
+  bool shrink_traces = true;                  // false: --no-shrink
 };
 
-// Records the run of `seed` for `recipe` (the scenario check derives, faults restricted to
-// `faults` when not empty) and saves it as a trace under `dir`. Returns the path, or "" with
-// *error set. Installed by the CLI (traces::save_seed_failure).
-using TraceSaver = std::function<std::string(const recipes::RecipeInfo& recipe, uint64_t seed,
-                                             const std::set<sim::FaultKind>& faults,
-                                             const std::string& dir, std::string* error)>;
+// A failing seed the engine hands to its TraceSaver.
+struct FailingSeed {
+  const recipes::RecipeInfo* recipe = nullptr;
+  uint64_t seed = 0;
+  std::set<sim::FaultKind> faults;  // the --faults restriction the seed's scenario was derived with
+  std::optional<Property> property;  // the property check reports violated at this seed
+  std::string dir;                   // --trace-dir
+  bool shrink = true;                // shrink the scenario before saving (--no-shrink: as run)
+};
+
+// Records the failing seed's run (its scenario shrunk, while `property` stays violated, unless
+// !shrink) and saves it as a trace under `dir`. Returns the path, or "" with *error set.
+// Installed by the CLI: traces::save_check_failure (traces/record.h).
+using TraceSaver = std::function<std::string(const FailingSeed& failure, std::string* error)>;
 
 // The outcome for one property of one recipe over the seeds run.
 struct PropertyResult {

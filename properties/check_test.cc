@@ -30,21 +30,22 @@ Outcome run(std::vector<std::string> args, const TraceSaver& saver = nullptr) {
   return {code, out.str(), err.str()};
 }
 
-// A saver that writes nothing and remembers what it was asked: "recipe seed dir faults".
+// A saver that writes nothing and remembers what it was asked:
+// "recipe seed dir fault-count property[ no-shrink]".
 struct FakeSaver {
   std::vector<std::string> calls;
   std::string fail_with;  // when set, every save fails with this error
 
   TraceSaver saver() {
-    return [this](const recipes::RecipeInfo& r, uint64_t seed, const std::set<sim::FaultKind>& f,
-                  const std::string& dir, std::string* error) -> std::string {
-      calls.push_back(r.name + " " + std::to_string(seed) + " " + dir + " " +
-                      std::to_string(f.size()));
+    return [this](const FailingSeed& f, std::string* error) -> std::string {
+      calls.push_back(f.recipe->name + " " + std::to_string(f.seed) + " " + f.dir + " " +
+                      std::to_string(f.faults.size()) + " " +
+                      (f.property ? to_string(*f.property) : "-") + (f.shrink ? "" : " no-shrink"));
       if (!fail_with.empty()) {
         *error = fail_with;
         return {};
       }
-      return dir + "/" + r.name + "-" + std::to_string(seed) + ".json";
+      return f.dir + "/" + f.recipe->name + "-" + std::to_string(f.seed) + ".json";
     };
   }
 };
@@ -137,11 +138,13 @@ TEST(CheckTraces, FailingSeedsAreSavedAndTheirPathsPrinted) {
                         fake.saver());
   ASSERT_EQ(fake.calls.size(), 1u) << o.out << o.err;
   std::istringstream call(fake.calls[0]);
-  std::string recipe, seed, call_dir, faults;
-  call >> recipe >> seed >> call_dir >> faults;
+  std::string recipe, seed, call_dir, faults, property, rest;
+  call >> recipe >> seed >> call_dir >> faults >> property >> rest;
   EXPECT_EQ(recipe, "broken/sort-by-name");
   EXPECT_EQ(call_dir, dir);
   EXPECT_EQ(faults, "1");
+  EXPECT_EQ(property, "mutual-exclusion");
+  EXPECT_EQ(rest, "");
   EXPECT_NE(o.out.find("caught   broken/sort-by-name mutual-exclusion at seed " + seed),
             std::string::npos)
       << o.out;
@@ -178,8 +181,16 @@ TEST(CheckTraces, JobsSaveTheSameTracesInTheSameOrder) {
   EXPECT_EQ(one, calls("3"));
 }
 
-// --no-traces saves nothing and leaves `trace` null; without a saver (the library on its own)
-// nothing is saved either.
+// --no-shrink is passed on to the saver (which then saves the seed's scenario as it ran).
+TEST(CheckTraces, NoShrinkReachesTheSaver) {
+  FakeSaver fake;
+  run({"--recipe", "broken/sort-by-name", "--seeds", "20", "--no-shrink"}, fake.saver());
+  ASSERT_EQ(fake.calls.size(), 1u);
+  EXPECT_NE(fake.calls[0].find("mutual-exclusion no-shrink"), std::string::npos) << fake.calls[0];
+  EXPECT_EQ(run({"--no-shrink=yes"}).code, 2);
+}
+
+// --no-traces saves nothing and leaves `trace` null (and takes no value).
 TEST(CheckTraces, NoTracesSavesNothing) {
   FakeSaver fake;
   const Outcome o = run(

@@ -1,7 +1,8 @@
-// Tests of `lockstep check` saving failure traces with the real saver (traces::save_seed_failure,
+// Tests of `lockstep check` saving failure traces with the real saver (traces::save_check_failure,
 // as cli/cmd_check.cc installs it): every failing seed becomes a file that loads and replays
 // exactly, the paths appear in the table and the JSON, --jobs saves the same files, the default
-// directory is traces/failures under the working directory, and no file is ever replaced.
+// directory is traces/failures under the working directory, no file is ever replaced, and the
+// saved scenario is shrunk (unless --no-shrink) with its violation kept.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "properties/check.h"
+#include "properties/claims.h"
+#include "properties/suite.h"
 #include "traces/commands.h"
 #include "traces/record.h"
 #include "traces/test_util.h"
@@ -29,7 +32,7 @@ using testing::write_file;
 CommandResult check(const std::vector<std::string>& args) {
   return run_command(
       [](int argc, char** argv, std::ostream& out, std::ostream& err) {
-        return properties::check_main(argc, argv, out, err, false, save_seed_failure);
+        return properties::check_main(argc, argv, out, err, false, save_check_failure);
       },
       "check", args);
 }
@@ -134,6 +137,65 @@ TEST(CheckSavesTraces, ADifferentFileUnderTheNameIsNeverReplaced) {
   EXPECT_EQ(read_file(second), to_json_text(t));
   EXPECT_EQ(save_failure_trace(t, dir.path(), &error), second);
   EXPECT_EQ(json_files(dir.path()).size(), 2u);
+}
+
+// The saved trace is the failing seed's scenario shrunk: broken/sort-by-name needs only two
+// contenders, so its trace has at most 3 clients, 2 rounds and no faults, keeps the seed and the
+// mutual-exclusion violation; --no-shrink saves the scenario exactly as check derived it.
+TEST(CheckSavesTraces, TheSavedScenarioIsShrunkUnlessNoShrink) {
+  TempDir dir;
+  const recipes::RecipeInfo& recipe = *recipes::find_recipe("broken/sort-by-name");
+  const std::string args_dir = dir.file("shrunk");
+  const CommandResult r = check({"--recipe", recipe.name, "--seeds", "50", "--faults",
+                                 "connection-loss,delay", "--trace-dir", args_dir});
+  const std::vector<std::string> shrunk = printed_traces(r.out);
+  ASSERT_EQ(shrunk.size(), 1u) << r.out << r.err;
+  LoadError e;
+  const std::optional<Trace> t = load_trace(shrunk[0], &e);
+  ASSERT_TRUE(t.has_value()) << e.message;
+  const properties::Scenario as_run = check_scenario(
+      recipe, t->scenario.seed, {sim::FaultKind::kConnectionLoss, sim::FaultKind::kDelay});
+  EXPECT_LE(t->scenario.workload.clients, 3u) << properties::describe(t->scenario);
+  EXPECT_LE(t->scenario.workload.rounds, 2u) << properties::describe(t->scenario);
+  EXPECT_TRUE(t->scenario.faults.empty()) << properties::describe(t->scenario);
+  EXPECT_LT(t->history.size(), as_run.workload.clients * as_run.workload.rounds * 8)
+      << properties::describe(as_run);
+  ASSERT_NE(t->violation(), nullptr);
+  EXPECT_EQ(t->violation()->property, properties::Property::kMutualExclusion);
+  EXPECT_EQ(run_command(replay_main, "replay", {shrunk[0]}).code, kExitOk);
+
+  const CommandResult raw =
+      check({"--recipe", recipe.name, "--seeds", "50", "--faults", "connection-loss,delay",
+             "--trace-dir", dir.file("raw"), "--no-shrink"});
+  const std::vector<std::string> unshrunk = printed_traces(raw.out);
+  ASSERT_EQ(unshrunk.size(), 1u) << raw.out << raw.err;
+  const std::optional<Trace> u = load_trace(unshrunk[0], &e);
+  ASSERT_TRUE(u.has_value()) << e.message;
+  EXPECT_EQ(properties::describe(u->scenario), properties::describe(as_run));
+}
+
+// Shrinking is deterministic, keeps the property violated and the seed, and stays within its
+// run budget.
+TEST(Shrink, DeterministicBoundedAndStillFailing) {
+  const recipes::RecipeInfo& recipe = *recipes::find_recipe("broken/ignores-expiry");
+  const std::optional<uint64_t> seed = first_failing_seed(recipe, 200);
+  ASSERT_TRUE(seed.has_value());
+  const properties::Scenario s = check_scenario(recipe, *seed);
+  const properties::Property p = *properties::claims_for(recipe).must_violate;
+  uint32_t runs = 0;
+  const properties::Scenario a = shrink_scenario(recipe, s, p, 300, &runs);
+  const properties::Scenario b = shrink_scenario(recipe, s, p);
+  EXPECT_EQ(properties::describe(a), properties::describe(b));
+  EXPECT_EQ(a.seed, s.seed);
+  EXPECT_GT(runs, 0u);
+  EXPECT_LE(runs, 300u);
+  const properties::SeedOutcome o =
+      properties::run_scenario(recipe, properties::claims_for(recipe), a);
+  ASSERT_NE(o.verdict(p), nullptr);
+  EXPECT_FALSE(o.verdict(p)->ok);
+  uint32_t capped = 0;
+  shrink_scenario(recipe, s, p, 3, &capped);
+  EXPECT_LE(capped, 3u);
 }
 
 }  // namespace

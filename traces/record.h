@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "properties/check.h"
 #include "properties/checkers.h"
 #include "properties/scenario.h"
 #include "recipes/registry.h"
@@ -88,6 +89,23 @@ std::string save_scenario_failure(const recipes::RecipeInfo& recipe, const prope
 std::string save_seed_failure(const recipes::RecipeInfo& recipe, uint64_t seed,
                               const std::set<sim::FaultKind>& allowed, const std::string& dir,
                               std::string* error = nullptr);
+
+// Shrinks a failing scenario toward the smallest one that still violates `property` for `recipe`:
+// greedily, in a fixed order, it tries dropping all faults, each fault, a client (with its faults
+// and role), rounds, the workload's optional behaviours (stray releases, re-entry, long holds,
+// giving up, timed acquires), the ensemble, the local expiry and the sequence wrap, and keeps
+// every change after which the property is still violated. The world's seed stays. At most
+// `max_runs` scenarios are run; *runs (when given) says how many were. Deterministic: the same
+// input gives the same result. REQUIRES: `s` violates `property`.
+properties::Scenario shrink_scenario(const recipes::RecipeInfo& recipe, properties::Scenario s,
+                                     properties::Property property, uint32_t max_runs = 300,
+                                     uint32_t* runs = nullptr);
+
+// The TraceSaver `lockstep check` runs with (properties/check.h): derives the failing seed's
+// scenario, shrinks it (unless !f.shrink) while f.property (the first violated property, when
+// unset) stays violated, records it and saves it under f.dir. Returns the path, or "" with
+// *error set.
+std::string save_check_failure(const properties::FailingSeed& f, std::string* error);
 
 // One line: "herd-free VIOLATED: <message> (history events #3, #7)" or "every property held
 // (7 judged)".
