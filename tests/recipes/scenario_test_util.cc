@@ -8,13 +8,18 @@ namespace lockstep::recipes::testing {
 
 namespace {
 
+// Marks `out` done with `error`, at `p`'s current time.
+void complete(const Party* p, Outcome* out, zk::Error error) {
+  out->done = true;
+  out->error = error;
+  out->at = p->client->context().now();
+}
+
 zk::Task<void> acquire_task(Party* p, zk::Time deadline, std::vector<std::string>* order) {
   p->acquired = Outcome{};
   zk::Result<Grant> r = co_await p->lock->acquire(deadline);
-  p->acquired.done = true;
-  p->acquired.error = r.error;
   p->acquired.grant = r.value;
-  p->acquired.at = p->client->context().now();
+  complete(p, &p->acquired, r.error);
   if (r.ok()) {
     ++p->grants;
     order->push_back(p->name());
@@ -24,17 +29,13 @@ zk::Task<void> acquire_task(Party* p, zk::Time deadline, std::vector<std::string
 zk::Task<void> release_task(Party* p) {
   p->released = Outcome{};
   zk::Status s = co_await p->lock->release();
-  p->released.done = true;
-  p->released.error = s.error;
-  p->released.at = p->client->context().now();
+  complete(p, &p->released, s.error);
 }
 
 zk::Task<void> lost_task(Party* p) {
   p->lost = Outcome{};
   zk::Status s = co_await p->lock->lost();
-  p->lost.done = true;
-  p->lost.error = s.error;
-  p->lost.at = p->client->context().now();
+  complete(p, &p->lost, s.error);
 }
 
 zk::Task<void> cycle_task(Party* p, zk::Duration hold, std::vector<std::string>* order) {

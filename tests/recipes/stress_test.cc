@@ -166,12 +166,25 @@ struct SweepTotals {
   int stale = 0;           // grants decided on a read that a pause made stale
 };
 
-// `sweep` of `recipe` with 5 clients x 4 rounds for seeds 1..kSeeds, summed over the seeds.
+const char* describe(Faults kinds) {
+  switch (kinds) {
+    case Faults::kConnection: return "connection faults";
+    case Faults::kSession: return "with expiries and pauses";
+    case Faults::kEverything: return "every fault kind, 3 servers";
+  }
+  return "?";
+}
+
+// `sweep` of `recipe` with 5 clients x 4 rounds for seeds 1..kSeeds, summed over the seeds and
+// printed. A stale grant is fenced off: its session had expired (sweep checks that).
 SweepTotals sweep_seeds(const char* recipe, Faults kinds) {
   SweepTotals t;
   for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
     sweep(recipe, seed, 5, 4, kinds, &t.recovered, &t.stale);
   }
+  std::printf("[stress] %-15s %llu seeds, %s: %llu fault recoveries, %d stale grants\n", recipe,
+              static_cast<unsigned long long>(kSeeds), describe(kinds),
+              static_cast<unsigned long long>(t.recovered), t.stale);
   return t;
 }
 
@@ -181,9 +194,6 @@ TEST(Stress, MutexesSurviveConnectionFaultsAcrossFiftySeeds) {
   // believers, every round done, tokens increasing, no orphans.
   for (const char* recipe : kMutexes) {
     const SweepTotals t = sweep_seeds(recipe, Faults::kConnection);
-    std::printf("[stress] %-15s %llu seeds: %llu fault recoveries\n", recipe,
-                static_cast<unsigned long long>(kSeeds),
-                static_cast<unsigned long long>(t.recovered));
     EXPECT_GT(t.recovered, kSeeds) << "the faults must actually hit the recipe";
   }
 }
@@ -196,11 +206,6 @@ TEST(Stress, MutexesStayLiveAndFencedThroughExpiriesAndPauses) {
   // is left behind.
   for (const char* recipe : kMutexes) {
     const SweepTotals t = sweep_seeds(recipe, Faults::kSession);
-    std::printf(
-        "[stress] %-15s %llu seeds with expiries and pauses: %llu recoveries, %d stale "
-        "grants (fenced off: their sessions had expired)\n",
-        recipe, static_cast<unsigned long long>(kSeeds),
-        static_cast<unsigned long long>(t.recovered), t.stale);
     EXPECT_GT(t.recovered, kSeeds);
   }
 }
@@ -210,14 +215,7 @@ TEST(Stress, MutexesStayLiveThroughEveryFaultKindOnAnEnsemble) {
   // closed sessions, server restarts, lagging followers, foreign children, cancellations on
   // top of the above): every round completes, live grants' tokens grow, stale grants belong
   // to dead sessions, and no contender node is left behind.
-  for (const char* recipe : kMutexes) {
-    const SweepTotals t = sweep_seeds(recipe, Faults::kEverything);
-    std::printf(
-        "[stress] %-15s %llu seeds, every fault kind, 3 servers: %llu recoveries, %d stale "
-        "grants\n",
-        recipe, static_cast<unsigned long long>(kSeeds),
-        static_cast<unsigned long long>(t.recovered), t.stale);
-  }
+  for (const char* recipe : kMutexes) sweep_seeds(recipe, Faults::kEverything);
 }
 
 }  // namespace
