@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -148,5 +150,24 @@ TEST(Cli, SelfCheckIsLabelledAndPasses) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("SIMULATOR SELF-CHECK"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("self-check passed"), std::string::npos) << r.output;
+}
+
+// `check` saves the trace of a caught broken variant (the CLI installs the trace saver), prints
+// its path with the replay and show commands, and the file replays exactly and shows the
+// violation; a trace directory that cannot be created is a usage error (exit 2) naming it.
+TEST(Cli, CheckSavesAFailureTraceThatReplays) {
+  std::string dir = (std::filesystem::temp_directory_path() / "lockstep-cli-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const Outcome r = expect_run("check --recipe broken/sort-by-name --seeds 20 --trace-dir " + dir,
+                               0, {"  trace:     " + dir + "/broken_sort-by-name-seed"});
+  const size_t at = r.output.find("  trace:     ") + 13;
+  const std::string path = r.output.substr(at, r.output.find('\n', at) - at);
+  EXPECT_NE(r.output.find("  replay:    ./lockstep replay " + path), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(path)) << path;
+  expect_run("replay " + path, 0, {"reproduced exactly"});
+  expect_run("show " + path, 0, {"verdict: mutual-exclusion VIOLATED", ">> rows proving it"});
+  expect_run("check --recipe broken/sort-by-name --trace-dir " + path + "/sub", kUsageError,
+             {"cannot save failure traces in '" + path + "/sub'", "--no-traces"});
+  std::filesystem::remove_all(dir);
 }
 }  // namespace
