@@ -5,7 +5,8 @@
 // and hands the rest to that command's run(). Each subcommand lives in its own cli/cmd_*.cc and
 // exports one `const Command`. Commands whose engine lives in a library and parses its own flags
 // (check: properties/check.h, explore: explore/explore.h, replay/recheck/show/corpus:
-// traces/commands.h) use run_raw and receive their arguments untouched.
+// traces/commands.h) use run_raw and receive their arguments untouched (run_library_main below
+// hands an engine with the usual (argc, argv, out, err) entry point the standard streams).
 //
 // Exit codes: 0 success, 1 the command ran and found a failure, 2 a usage error (unknown
 // subcommand, unknown flag, bad or missing value). A usage error always says what was wrong and
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <string>
@@ -77,6 +79,17 @@ std::optional<uint64_t> parse_uint_flag(const Command& command, const Args& args
 // Calls `fn(argc, argv)` with `args` as a C argument vector (for run_raw commands that hand
 // over to a library entry point such as properties::check_main).
 int call_with_argv(const std::vector<std::string>& args, const std::function<int(int, char**)>& fn);
+
+// A library entry point that parses its own flags and writes to the streams it is given
+// (explore::explore_main, traces::replay_main, ...).
+using LibraryMain = int (*)(int argc, char** argv, std::ostream& out, std::ostream& err);
+
+// The run_raw of a command backed by `Main`: hands it the arguments, stdout and stderr.
+template <LibraryMain Main>
+int run_library_main(const std::vector<std::string>& args) {
+  return call_with_argv(
+      args, [](int argc, char** argv) { return Main(argc, argv, std::cout, std::cerr); });
+}
 
 // The full usage text of one command.
 void print_command_usage(const Command& command, std::ostream& out);

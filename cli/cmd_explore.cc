@@ -1,21 +1,10 @@
 // `lockstep explore`: systematic schedule exploration of explore/explore.h (exhaustive search
 // with preemption bounding, PCT, random sampling), which parses its own flags and owns its exit
-// statuses; this file only hands it the arguments.
-#include <iostream>
-
+// statuses; this file only hands it the arguments (run_library_main).
 #include "cli/cli.h"
 #include "explore/explore.h"
 
 namespace lockstep::cli {
-namespace {
-
-int run_explore(const std::vector<std::string>& args) {
-  return call_with_argv(args, [](int argc, char** argv) {
-    return explore::explore_main(argc, argv, std::cout, std::cerr);
-  });
-}
-
-}  // namespace
 
 const Command kExploreCommand = {
     .name = "explore",
@@ -23,7 +12,7 @@ const Command kExploreCommand = {
     .positional = "",
     .flags = {},
     .run = nullptr,
-    .run_raw = run_explore,
+    .run_raw = run_library_main<explore::explore_main>,
 };
 
 }  // namespace lockstep::cli

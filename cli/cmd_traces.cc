@@ -1,23 +1,10 @@
 // `lockstep replay | recheck | show | corpus`: the trace subcommands of traces/commands.h, which
 // parse their own flags and own their exit statuses (traces/FORMAT.md); this file only hands
-// them the arguments.
-#include <iostream>
-
+// them the arguments (run_library_main).
 #include "cli/cli.h"
 #include "traces/commands.h"
 
 namespace lockstep::cli {
-namespace {
-
-using TraceMain = int (*)(int, char**, std::ostream&, std::ostream&);
-
-template <TraceMain F>
-int run_trace(const std::vector<std::string>& args) {
-  return call_with_argv(args,
-                        [](int argc, char** argv) { return F(argc, argv, std::cout, std::cerr); });
-}
-
-}  // namespace
 
 const Command kReplayCommand = {
     .name = "replay",
@@ -25,7 +12,7 @@ const Command kReplayCommand = {
     .positional = "FILE",
     .flags = {},
     .run = nullptr,
-    .run_raw = run_trace<traces::replay_main>,
+    .run_raw = run_library_main<traces::replay_main>,
 };
 
 const Command kRecheckCommand = {
@@ -34,7 +21,7 @@ const Command kRecheckCommand = {
     .positional = "FILE...",
     .flags = {},
     .run = nullptr,
-    .run_raw = run_trace<traces::recheck_main>,
+    .run_raw = run_library_main<traces::recheck_main>,
 };
 
 const Command kShowCommand = {
@@ -43,7 +30,7 @@ const Command kShowCommand = {
     .positional = "FILE",
     .flags = {},
     .run = nullptr,
-    .run_raw = run_trace<traces::show_main>,
+    .run_raw = run_library_main<traces::show_main>,
 };
 
 const Command kCorpusCommand = {
@@ -52,7 +39,7 @@ const Command kCorpusCommand = {
     .positional = "",
     .flags = {},
     .run = nullptr,
-    .run_raw = run_trace<traces::corpus_main>,
+    .run_raw = run_library_main<traces::corpus_main>,
 };
 
 }  // namespace lockstep::cli
