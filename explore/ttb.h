@@ -12,7 +12,10 @@
 //                   only the schedule varies;
 //   scope: exhaustive
 //                   the same scopes, exhaustive with iterative preemption bounding (every
-//                   offset at bound 0, then at bound 1, ...).
+//                   offset at bound 0, then at bound 1, ...);
+//   scope: sleep sets
+//                   the same scopes, exhaustive with sleep sets: the bound counts data choices
+//                   only and every event order is explored (explore/search.h).
 // The sampled strategies are repeated for --trials trials from different seed bases; the table
 // gives the median over trials of runs and of wall milliseconds to the first violation of the
 // variant's must-violate property ("-" when no trial found it within --budget runs), and in
