@@ -234,7 +234,7 @@ void print_result(const Scope& scope, const Request& r, const SearchResult& res,
         << " done of bound " << r.exhaustive.preemption_bound
         << (res.stopped_at_first ? "; stopped at the first violation"
             : res.complete       ? ""
-                                 : "; cut at --runs")
+                                 : "; cut at --runs (or its queue of 4x --runs schedules)")
         << ")";
   }
   out << "\n";

@@ -281,11 +281,11 @@ class Exhaustive {
         stack.pop_back();
         if (run_one(std::move(q), level)) return finish(true);
       }
-      if (cut) break;
+      if (cut || dropped_) break;
       out_.levels_done = level + 1;
       if (out_.shortest) break;  // the fewest-pick counterexamples are in this level
     }
-    return finish(!cut);
+    return finish(!cut && !dropped_);
   }
 
  private:
@@ -339,7 +339,10 @@ class Exhaustive {
   }
 
   void push(uint32_t level, Queued q) {
-    if (queued_ >= o_.max_schedules * 4) return;
+    if (queued_ >= o_.max_schedules * 4) {
+      dropped_ = true;  // the queue is full: the search can no longer be complete
+      return;
+    }
     ++queued_;
     levels_[level].push_back(std::move(q));
   }
@@ -448,6 +451,7 @@ class Exhaustive {
   SearchResult out_;
   std::vector<std::vector<Queued>> levels_;  // levels_[k]: schedules that spent k of the bound
   uint64_t queued_ = 1;
+  bool dropped_ = false;
   std::map<uint64_t, Group> groups_;
   uint64_t next_group_ = 0;
   // (choice index, state) -> the largest remaining budget it was branched from with.
