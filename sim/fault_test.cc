@@ -102,7 +102,11 @@ TEST(FaultTest, ConnectionLossOutcomeIsAmbiguous) {
 // changed while it was disconnected fires on reconnect (SetWatches), and the watch saw the
 // kConnecting and kConnected session events first.
 TEST(FaultTest, ReconnectFiresWatchForChangeMissedWhileDisconnected) {
-  World w(quiet());
+  WorldOptions o = quiet();
+  // The C client reconnects at once after a handle's first failure; b's write must land while
+  // a is still disconnected, so this test keeps a fixed back-off (sim/timeout_test.cc).
+  o.reconnect_delay = zk::milliseconds(10);
+  World w(o);
   Client& a = w.add_client();
   Client& b = w.add_client();
   zk::Watch watch;
