@@ -4,8 +4,9 @@
 #include "properties/check.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -205,8 +206,10 @@ TEST(CheckTraces, NoTracesSavesNothing) {
 // A trace directory that cannot be created (a regular file is in its path) is a usage error
 // found before any seed runs: exit 2, naming the directory, what is in the way and the fix.
 TEST(CheckTraces, UncreatableTraceDirExitsTwoBeforeRunning) {
-  const std::string file = ::testing::TempDir() + "check-traces-not-a-dir";
-  std::ofstream(file) << "x";
+  std::string file = ::testing::TempDir() + "check-traces-not-a-dir-XXXXXX";
+  const int fd = ::mkstemp(file.data());
+  ASSERT_GE(fd, 0);
+  ::close(fd);
   FakeSaver fake;
   const Outcome o =
       run({"--recipe", "broken/sort-by-name", "--trace-dir", file + "/sub"}, fake.saver());
@@ -221,6 +224,7 @@ TEST(CheckTraces, UncreatableTraceDirExitsTwoBeforeRunning) {
   EXPECT_EQ(run({"--trace-dir"}).code, 2);
   EXPECT_EQ(host_dir_problem(::testing::TempDir() + "check-traces-new/a/b"), "");
   EXPECT_NE(host_dir_problem(file), "");
+  ::unlink(file.c_str());
 }
 
 // A trace that cannot be written is reported on stderr with the reason; the verdicts and the exit

@@ -10,6 +10,7 @@
 // $LOCKSTEP_TRACE_DIR (default <build dir>/traces/failures) with the command that replays it.
 // (This test links lockstep_traces, see traces/CMakeLists.txt; the properties library does not.)
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -220,12 +221,13 @@ INSTANTIATE_TEST_SUITE_P(Registry, BrokenVariant,
                            return test_name(info.param->name);
                          });
 
-// A fresh directory for one test's traces, removed afterwards.
+// A fresh directory for one test's traces (unique, so concurrent test processes never share
+// one), removed afterwards.
 class TraceDir {
  public:
   explicit TraceDir(const std::string& name)
-      : path_(::testing::TempDir() + "lockstep-properties-" + name) {
-    std::filesystem::remove_all(path_);
+      : path_(::testing::TempDir() + "lockstep-properties-" + name + "-XXXXXX") {
+    if (::mkdtemp(path_.data()) == nullptr) std::abort();
   }
   ~TraceDir() { std::filesystem::remove_all(path_); }
   const std::string& path() const { return path_; }
