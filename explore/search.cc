@@ -199,6 +199,9 @@ RunReport ScopeProgram::run(sim::Strategy& strategy, ScheduleStrategy* probe) {
   h.word(rp.final_hash());
   h.word(r.finished ? 1 : 0);
   out.final_state = h.value();
+  for (const properties::Event& e : r.history.events()) {
+    out.history_writes.emplace(e.at.us, e.client);
+  }
   out.marks = mark_run(r.history, rp.stats(), r.herd);
   out.diverged = r.diverged;
   out.divergence = r.divergence;
@@ -229,6 +232,14 @@ bool dependent(const sim::EventInfo& a, const sim::EventInfo& b) {
   if ((both & sim::kRunsUserCode) != 0) return true;  // the workload's history, the resource
   if (a.client == 0 || b.client == 0) return true;    // an owner the scheduler does not know
   return a.client == b.client;
+}
+
+sim::EventInfo user_code_wrote(sim::EventInfo e, const RunReport& r) {
+  if ((e.footprint & sim::kRunsUserCode) != 0 &&
+      r.history_writes.count(std::make_pair(e.at.us, e.client)) == 0) {
+    e.footprint &= ~static_cast<uint32_t>(sim::kRunsUserCode);
+  }
+  return e;
 }
 
 bool needs_all_dependent(const Scope& scope) {
@@ -323,17 +334,19 @@ class Exhaustive {
     }
     if (group != nullptr) {
       const ChoicePoint& p = strategy.points()[q.schedule.back().index];
-      group->ran[answer] = ran_as(strategy, strategy.candidates()[p.first_candidate + answer].seq);
+      group->ran[answer] =
+          ran_as(strategy, r, strategy.candidates()[p.first_candidate + answer].seq);
       if (--group->left == 0) groups_.erase(q.group);
     }
-    branch(q.schedule, level, strategy, std::move(sleep));
+    branch(q.schedule, level, strategy, r, std::move(sleep));
     return false;
   }
 
   // The event with insertion number `seq` as it ran in that run (nullopt: it did not run).
-  static std::optional<sim::EventInfo> ran_as(const ScheduleStrategy& s, uint64_t seq) {
+  static std::optional<sim::EventInfo> ran_as(const ScheduleStrategy& s, const RunReport& r,
+                                              uint64_t seq) {
     for (const RanEvent& e : s.ran()) {
-      if (e.info.seq == seq) return e.info;
+      if (e.info.seq == seq) return user_code_wrote(e.info, r);
     }
     return std::nullopt;
   }
@@ -350,7 +363,7 @@ class Exhaustive {
   // Queues the children of a run of `schedule` (level `level`): its choice points after the
   // last pick, with the sleep set each starts from.
   void branch(const Schedule& schedule, uint32_t level, const ScheduleStrategy& s,
-              std::vector<sim::EventInfo> sleep) {
+              const RunReport& r, std::vector<sim::EventInfo> sleep) {
     const std::vector<ChoicePoint>& points = s.points();
     const std::vector<RanEvent>& ran = s.ran();
     const uint32_t budget = o_.preemption_bound - level;
@@ -368,7 +381,7 @@ class Exhaustive {
       // that was asleep itself makes the rest of the run redundant.
       for (; next_ran < ran.size() && ran[next_ran].points_before <= i; ++next_ran) {
         if (!sleep_sets_) continue;
-        const sim::EventInfo& e = ran[next_ran].info;
+        const sim::EventInfo e = user_code_wrote(ran[next_ran].info, r);
         if (asleep(sleep, e.seq)) {
           ++out_.blocked;
           return;
@@ -382,7 +395,7 @@ class Exhaustive {
       if (p.kind == sim::ChoiceKind::kNextEvent && order_free_) {
         const sim::EventInfo* c = &s.candidates()[p.first_candidate];
         const bool default_asleep = sleep_sets_ && asleep(sleep, c[0].seq);
-        if (branches) branch_order(schedule, level, i, p.n, c, s, sleep);
+        if (branches) branch_order(schedule, level, i, p.n, c, s, r, sleep);
         if (default_asleep) {
           ++out_.blocked;
           return;
@@ -402,7 +415,7 @@ class Exhaustive {
 
   // The alternatives 1..n-1 of kNextEvent choice i, free of the bound (order_free).
   void branch_order(const Schedule& schedule, uint32_t level, size_t i, uint32_t n,
-                    const sim::EventInfo* c, const ScheduleStrategy& s,
+                    const sim::EventInfo* c, const ScheduleStrategy& s, const RunReport& r,
                     const std::vector<sim::EventInfo>& sleep) {
     uint64_t id = 0;
     Group* g = nullptr;
@@ -410,7 +423,7 @@ class Exhaustive {
       id = ++next_group_;
       g = &groups_[id];
       g->ran.resize(n);
-      if (!asleep(sleep, c[0].seq)) g->ran[0] = ran_as(s, c[0].seq);
+      if (!asleep(sleep, c[0].seq)) g->ran[0] = ran_as(s, r, c[0].seq);
     }
     for (uint32_t a = n - 1; a >= 1; --a) {
       if (sleep_sets_ && asleep(sleep, c[a].seq)) {

@@ -25,8 +25,9 @@
 //     only candidate) is blocked: nothing after it branches. Independence (dependent()) is
 //     conservative and comes from the footprints the scheduler observed (sim::EventInfo): two
 //     events are independent only when they belong to two different, known clients, at most one
-//     of them touches the ensemble's shared state, not both run application code (which shares
-//     the workload's history and fenced resource), and neither is a fault. The bound must not
+//     of them touches the ensemble's shared state, not both run application code that wrote the
+//     workload's history or fenced resource at that instant (user_code_wrote), and neither is a
+//     fault. The bound must not
 //     depend on the order of independent events, which is why sleep sets need order_free: the
 //     number of data picks is the same in every interleaving of the same events, while the
 //     number of reordered kNextEvent answers is not (preemption bounding and sleep sets do not
@@ -93,6 +94,9 @@ struct RunReport {
   uint64_t sim_events = 0;
   uint64_t log_hash = 0;
   uint64_t final_state = 0;  // the world-level final-state hash (see "Distinct states")
+  // (virtual time in us, client) of every history entry: application code of that client at
+  // that instant may have written the workload's shared history (see user_code_wrote()).
+  std::set<std::pair<int64_t, uint32_t>> history_writes;
   MarkSet marks{};
   bool diverged = false;
   std::string divergence;
@@ -141,6 +145,11 @@ struct ExhaustiveOptions {
 
 // Sleep sets' independence relation on two events (see the header comment).
 bool dependent(const sim::EventInfo& a, const sim::EventInfo& b);
+// `e` as sleep sets see it after the run: the kRunsUserCode bit is kept only when the history
+// has an entry of e's client at e's instant (the workload writes its shared history and the
+// fenced resource, which records into the history, only from application code); an event of a
+// client that wrote nothing at that instant shares nothing with other clients' code.
+sim::EventInfo user_code_wrote(sim::EventInfo e, const RunReport& r);
 // Scopes whose faults the footprints do not cover (a partition): search with all_dependent.
 bool needs_all_dependent(const Scope& scope);
 

@@ -87,6 +87,7 @@ void Scheduler::record(ChoiceKind kind, uint32_t n, uint32_t chosen) {
 EventInfo Scheduler::info(const Event& e) const {
   EventInfo i;
   i.seq = e.seq;
+  i.at = now_;
   i.client = e.client;
   i.tag = static_cast<uint8_t>(e.type);
   switch (e.type) {

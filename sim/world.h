@@ -78,6 +78,7 @@ struct EventInfo {
                         // server's follower applies, one for expiries and one for faults
   uint32_t footprint = 0;  // Footprint bits: static for a candidate; for an event that ran, the
                            // static bits plus what the scheduler observed while it ran
+  Time at{};               // the instant it runs (every candidate of a choice runs now)
 };
 const char* event_tag_name(uint8_t tag);
 
