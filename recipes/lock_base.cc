@@ -264,46 +264,87 @@ zk::Task<zk::Status> LockBase::remove_own(std::string path, zk::SessionId sid) {
 
 // ---- contenders -------------------------------------------------------------------------------
 
-std::vector<Contender> parse_contenders(const std::vector<std::string>& names,
-                                        const std::vector<std::string>& markers) {
-  std::vector<Contender> out;
-  for (const std::string& n : names) {
-    for (size_t m = 0; m < markers.size(); ++m) {
-      const size_t pos = n.rfind(markers[m]);
-      if (pos == std::string::npos) continue;
-      zk::Sequence seq;
-      if (!zk::parse_sequence_suffix(std::string_view(n).substr(pos + markers[m].size()), &seq)) {
-        continue;
-      }
-      out.push_back(Contender{n, seq, m});
-      break;
-    }
+namespace {
+
+// The sequence after the LAST occurrence of `marker` in `name`, if what follows it is a suffix
+// the server could have produced. Such a suffix is 10 or 11 characters long, so instead of
+// searching backwards the marker is tried at the two places it can end, and accepted only when
+// it does not occur again further right: the same answer as rfind, for any marker.
+bool sequence_after_marker(std::string_view name, std::string_view marker, zk::Sequence* seq) {
+  for (size_t suffix : {size_t{10}, size_t{11}}) {
+    if (name.size() < marker.size() + suffix) continue;
+    const size_t pos = name.size() - suffix - marker.size();
+    if (name.compare(pos, marker.size(), marker) != 0) continue;
+    if (!zk::parse_sequence_suffix(name.substr(pos + marker.size()), seq)) continue;
+    if (name.find(marker, pos + 1) != std::string_view::npos) continue;
+    return true;
   }
-  return out;
+  return false;
 }
 
-void sort_contenders(std::vector<Contender>* cs, zk::Sequence reference, SortOrder order) {
-  auto serial = [reference](const Contender& c) {
+template <class C>
+void sort_impl(std::vector<C>* cs, zk::Sequence reference, SortOrder order) {
+  auto serial = [reference](const C& c) {
     return static_cast<int32_t>(static_cast<uint32_t>(c.seq.value) -
                                 static_cast<uint32_t>(reference.value));
   };
   switch (order) {
     case SortOrder::kSequence:
-      std::sort(cs->begin(), cs->end(), [&](const Contender& a, const Contender& b) {
+      std::sort(cs->begin(), cs->end(), [&](const C& a, const C& b) {
         const int32_t ka = serial(a), kb = serial(b);
         return ka != kb ? ka < kb : a.name < b.name;
       });
       break;
     case SortOrder::kFullName:
-      std::sort(cs->begin(), cs->end(),
-                [](const Contender& a, const Contender& b) { return a.name < b.name; });
+      std::sort(cs->begin(), cs->end(), [](const C& a, const C& b) { return a.name < b.name; });
       break;
     case SortOrder::kSignedValue:
-      std::sort(cs->begin(), cs->end(), [](const Contender& a, const Contender& b) {
+      std::sort(cs->begin(), cs->end(), [](const C& a, const C& b) {
         return a.seq.value != b.seq.value ? a.seq.value < b.seq.value : a.name < b.name;
       });
       break;
   }
+}
+
+}  // namespace
+
+namespace detail {
+
+void parse_contender_views(const std::vector<std::string>& names,
+                           const std::vector<std::string>& markers,
+                           std::vector<ContenderView>* out) {
+  out->clear();
+  out->reserve(names.size());
+  for (const std::string& n : names) {
+    for (size_t m = 0; m < markers.size(); ++m) {
+      zk::Sequence seq;
+      if (!sequence_after_marker(n, markers[m], &seq)) continue;
+      out->push_back(ContenderView{n, seq, m});
+      break;
+    }
+  }
+}
+
+void sort_contender_views(std::vector<ContenderView>* cs, zk::Sequence reference, SortOrder order) {
+  sort_impl(cs, reference, order);
+}
+
+}  // namespace detail
+
+std::vector<Contender> parse_contenders(const std::vector<std::string>& names,
+                                        const std::vector<std::string>& markers) {
+  std::vector<detail::ContenderView> views;
+  detail::parse_contender_views(names, markers, &views);
+  std::vector<Contender> out;
+  out.reserve(views.size());
+  for (const detail::ContenderView& v : views) {
+    out.push_back(Contender{std::string(v.name), v.seq, v.marker});
+  }
+  return out;
+}
+
+void sort_contenders(std::vector<Contender>* cs, zk::Sequence reference, SortOrder order) {
+  sort_impl(cs, reference, order);
 }
 
 }  // namespace lockstep::recipes

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "recipes/lock.h"
@@ -173,5 +174,19 @@ enum class SortOrder : uint8_t {
   kSignedValue,  // broken: plain int32 order (wrong across the wrap)
 };
 void sort_contenders(std::vector<Contender>* cs, zk::Sequence reference, SortOrder order);
+
+namespace detail {
+// parse_contenders / sort_contenders without copying the names (the recipes' hot path): the
+// same contenders in the same order, each viewing its name in `names`, which must outlive them.
+struct ContenderView {
+  std::string_view name;
+  zk::Sequence seq;
+  size_t marker = 0;
+};
+void parse_contender_views(const std::vector<std::string>& names,
+                           const std::vector<std::string>& markers,
+                           std::vector<ContenderView>* out);
+void sort_contender_views(std::vector<ContenderView>* cs, zk::Sequence reference, SortOrder order);
+}  // namespace detail
 
 }  // namespace lockstep::recipes

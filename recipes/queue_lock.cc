@@ -23,7 +23,8 @@ QueueLock::QueueLock(zk::Session& session, LockOptions options, std::string reci
     : LockBase(session, std::move(options), std::move(recipe_name)),
       policy_(policy),
       flaws_(flaws),
-      marker_(std::move(marker)) {
+      marker_(std::move(marker)),
+      markers_(markers_of(policy_, marker_)) {
   ignore_expiry_ = flaws_.ignore_expiry;
   release_forgets_node_ = flaws_.release_forgets_node;
 }
@@ -33,9 +34,9 @@ std::string QueueLock::our_marker() const {
   return options().role == Role::kRead ? "read-" : "write-";
 }
 
-std::vector<std::string> QueueLock::markers() const {
-  if (policy_ == QueuePolicy::kReadWrite) return {"read-", "write-"};
-  return {marker_};
+std::vector<std::string> QueueLock::markers_of(QueuePolicy policy, const std::string& marker) {
+  if (policy == QueuePolicy::kReadWrite) return {"read-", "write-"};
+  return {marker};
 }
 
 // ---- one attempt -------------------------------------------------------------------------------
@@ -86,10 +87,11 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
       watched.clear();
       ++stats_.watches_armed;
     }
-    std::vector<Contender> cs = parse_contenders(ch.value.names, markers());
-    sort_contenders(&cs, mine->seq, flaws_.sort);
+    std::vector<detail::ContenderView>& cs = contenders_;  // views into ch: used only here
+    detail::parse_contender_views(ch.value.names, markers_, &cs);
+    detail::sort_contender_views(&cs, mine->seq, flaws_.sort);
     auto it = std::find_if(cs.begin(), cs.end(),
-                           [&](const Contender& c) { return c.name == mine->name; });
+                           [&](const detail::ContenderView& c) { return c.name == mine->name; });
     if (it == cs.end()) {  // our node vanished (deleted by someone): start over
       ++stats_.restarts;
       mine.reset();
@@ -150,7 +152,7 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
   co_return co_await give_up(*mine, Error::kConnectionLoss);
 }
 
-QueueLock::Verdict QueueLock::decide(const std::vector<Contender>& cs, size_t i) const {
+QueueLock::Verdict QueueLock::decide(const std::vector<detail::ContenderView>& cs, size_t i) const {
   Verdict v;
   const auto watch_node = [&](size_t j) {
     v.watch = cs[j].name;

@@ -63,7 +63,7 @@ class QueueLock : public LockBase {
   zk::Task<zk::Result<Held>> attempt(zk::Time deadline) override;
 
   // The markers of every contender this recipe's nodes compete with.
-  std::vector<std::string> markers() const;
+  const std::vector<std::string>& markers() const { return markers_; }
 
  private:
   struct Node {
@@ -86,12 +86,17 @@ class QueueLock : public LockBase {
   // Ends an attempt that owns `mine` with error `why`, deleting the node unless the session is
   // gone (or a flaw says to leave it).
   zk::Task<zk::Result<Held>> give_up(Node mine, zk::Error why);
-  Verdict decide(const std::vector<Contender>& sorted, size_t mine) const;
+  Verdict decide(const std::vector<detail::ContenderView>& sorted, size_t mine) const;
   std::string our_marker() const;
+  static std::vector<std::string> markers_of(QueuePolicy policy, const std::string& marker);
 
   QueuePolicy policy_;
   QueueFlaws flaws_;
   std::string marker_;
+  std::vector<std::string> markers_;  // markers_of(policy_, marker_)
+  // Scratch for attempt()'s parsed queue, so its capacity is reused from one listing to the
+  // next. Filled and read with no suspension in between, so attempts never share it.
+  std::vector<detail::ContenderView> contenders_;
 };
 
 // S8: leader election on the fair mutex. acquire() = become leader (blocks while another
