@@ -23,11 +23,13 @@
 //     "client" task is cancelled at its await point). Each client reaches every server
 //     through its own proxies.
 //   - Herd-freedom is not judged (the real server has no herd counters), and the lost-wake-up
-//     grace of liveness is kRealLivenessGrace (wall-clock scheduling noise), not 20 ms.
+//     grace of liveness is kRealLivenessGrace (wall-clock scheduling noise), not 20 ms; it is
+//     judged from 200 ms after the faults heal (plus a session timeout after a partition).
 //   - A broken variant whose bug needs what a real server cannot be made to do is shown as
 //     "not provokable on real" with the reason (not_provokable_on_real), never as a pass: the
-//     herd variant (needs herd counters) and the signed-sort variant (needs the sequence
-//     counter near 2^31, which only the simulator can set).
+//     herd variant (needs herd counters), the signed-sort variant (needs the sequence
+//     counter near 2^31, which only the simulator can set) and seed 001's exclusive lock as
+//     written (its missed wake-up needs a delete inside one round trip; no delay fault here).
 //   - A correct recipe runs --seeds scenarios (default kRealDefaultSeeds); a broken variant is
 //     hunted for up to max(--seeds, kRealBrokenSeeds) scenarios and stops at the first that
 //     catches it by its expected property.
@@ -65,7 +67,7 @@ namespace lockstep::properties {
 
 inline constexpr uint64_t kRealDefaultSeeds = 3;
 inline constexpr uint64_t kRealBrokenSeeds = 6;
-inline constexpr zk::Duration kRealLivenessGrace = zk::milliseconds(500);
+inline constexpr zk::Duration kRealLivenessGrace = zk::milliseconds(300);
 
 // The fault kinds the real harness injects, in FaultKind order.
 std::vector<sim::FaultKind> real_fault_kinds();
