@@ -244,7 +244,11 @@ void print_result(const Scope& scope, const Request& r, const SearchResult& res,
         << " (final server tree, sessions and clients' recipe states)\n";
     if (r.exhaustive.reduction == Reduction::kSleepSets) {
       out << "sleep sets: " << res.pruned << " sleeping alternatives not branched to, "
-          << res.blocked << " runs blocked"
+          << res.blocked << " runs blocked (" << res.stopped_early << " stopped there"
+          << (res.unexplained_stops != 0
+                  ? ", " + std::to_string(res.unexplained_stops) + " UNEXPLAINED: a bug"
+                  : std::string())
+          << ")"
           << (r.exhaustive.all_dependent ? " (partition in scope: every pair "
                                            "dependent)"
                                          : "")

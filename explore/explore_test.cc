@@ -317,6 +317,40 @@ TEST(SleepSets, DependenceIsConservative) {
   EXPECT_TRUE(dependent(ev(0, kTouchesServer), ev(2, kTouchesClient)));
 }
 
+// The scheduler tells an event-aware strategy who owns each event and what it touched: the
+// connect timers open connections (shared ids: server state), request deliveries belong to the
+// client that sent them (task 2c+1), and plain resumes of application code stay client-local.
+TEST(SleepSets, SchedulerReportsOwnersTasksAndFootprints) {
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 1, {});
+  ScopeProgram program(scope);
+  ScheduleStrategy s({});
+  program.run(s, nullptr);
+  uint32_t connects = 0;
+  uint32_t deliveries = 0;
+  uint32_t local_resumes = 0;
+  for (const RanEvent& r : s.ran()) {
+    const sim::EventInfo& e = r.info;
+    const std::string tag = sim::event_tag_name(e.tag);
+    if (tag == "client-timer" && e.seq <= 2) {
+      ++connects;
+      EXPECT_NE(e.footprint & sim::kTouchesServer, 0u) << e.seq;
+    }
+    if (tag == "to-server") {
+      ++deliveries;
+      EXPECT_GE(e.client, 1u);
+      EXPECT_EQ(e.task, 2 * e.client + 1);
+      EXPECT_EQ(e.footprint, sim::kTouchesServer);
+    }
+    if (tag == "resume") {
+      EXPECT_EQ(e.task, 2 * e.client);
+      if ((e.footprint & sim::kTouchesServer) == 0) ++local_resumes;
+    }
+  }
+  EXPECT_EQ(connects, 2u);
+  EXPECT_GT(deliveries, 4u);
+  EXPECT_GT(local_resumes, 4u);
+}
+
 // An event-aware strategy (candidates and footprints) makes the same run as a plain one: the
 // decisions replayed by the plain replay strategy give the same event log.
 TEST(SleepSets, EventAwareRunsLogLikePlainOnes) {
@@ -358,6 +392,28 @@ TEST(SleepSets, ReachTheSameStatesAndViolationsAsTheUnreducedSearch) {
   EXPECT_FALSE(full.violated.empty());
   EXPECT_LT(reduced.schedules * 2, full.schedules);
   EXPECT_GT(reduced.blocked, 0u);
+  EXPECT_GT(reduced.stopped_early, 0u);
+  EXPECT_EQ(reduced.unexplained_stops, 0u);
+}
+
+// A run given a sleeping event that is about to run stops there (nothing more is scheduled),
+// and a run with nothing asleep runs to the end.
+TEST(SleepSets, ARunStopsWhenASleepingEventRuns) {
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 1, {});
+  ScopeProgram program(scope);
+  ScheduleStrategy whole({});
+  whole.set_sleep({}, false);
+  const RunReport full = program.run(whole, nullptr);
+  EXPECT_FALSE(whole.stopped());
+  // Put the first event that runs to sleep from the start: nothing can wake it before it runs,
+  // so the run stops right after it.
+  ASSERT_GT(whole.ran().size(), 20u);
+  ScheduleStrategy cut({});
+  cut.set_sleep({whole.ran()[0].info}, false);
+  const RunReport part = program.run(cut, nullptr);
+  EXPECT_TRUE(cut.stopped());
+  EXPECT_LT(part.sim_events, full.sim_events / 10);
+  EXPECT_EQ(cut.ran().size(), 1u);
 }
 
 // A broken variant's violation is still found with sleep sets on: reader-ignores-writers lets a

@@ -225,15 +225,6 @@ const char* to_string(Reduction r) {
   return "?";
 }
 
-bool dependent(const sim::EventInfo& a, const sim::EventInfo& b) {
-  const uint32_t both = a.footprint & b.footprint;
-  if (((a.footprint | b.footprint) & sim::kTouchesWorld) != 0) return true;
-  if ((both & sim::kTouchesServer) != 0) return true;
-  if ((both & sim::kRunsUserCode) != 0) return true;  // the workload's history, the resource
-  if (a.client == 0 || b.client == 0) return true;    // an owner the scheduler does not know
-  return a.client == b.client;
-}
-
 sim::EventInfo user_code_wrote(sim::EventInfo e, const RunReport& r) {
   if ((e.footprint & sim::kRunsUserCode) != 0 &&
       r.history_writes.count(std::make_pair(e.at.us, e.client)) == 0) {
@@ -262,11 +253,6 @@ struct Group {
   std::vector<std::optional<sim::EventInfo>> ran;  // by answer: that event, as it ran
   uint32_t left = 0;                               // alternatives still to run
 };
-
-bool asleep(const std::vector<sim::EventInfo>& sleep, uint64_t seq) {
-  return std::any_of(sleep.begin(), sleep.end(),
-                     [seq](const sim::EventInfo& z) { return z.seq == seq; });
-}
 
 class Exhaustive {
  public:
@@ -320,17 +306,24 @@ class Exhaustive {
       }
     }
     ScheduleStrategy strategy(q.schedule);
+    if (sleep_sets_) strategy.set_sleep(sleep, o_.all_dependent);
     const RunReport r =
         program_.run(strategy, o_.reduction == Reduction::kStateHash ? &strategy : nullptr);
     ++out_.schedules;
-    logs_.insert(r.log_hash);
-    out_.distinct_runs = logs_.size();
-    out_.final_states.insert(r.final_state);
-    out_.coverage.add(r.marks);
-    const bool counted = note_violation(&out_, q.schedule, r, o_.target);
-    if (counted && o_.stop_at_first) {
-      out_.stopped_at_first = true;
-      return true;
+    if (strategy.stopped()) {
+      // Blocked: everything after the stop is covered by runs explored elsewhere, and what the
+      // truncated run produced is not a run's outcome.
+      ++out_.stopped_early;
+    } else {
+      logs_.insert(r.log_hash);
+      out_.distinct_runs = logs_.size();
+      out_.final_states.insert(r.final_state);
+      out_.coverage.add(r.marks);
+      const bool counted = note_violation(&out_, q.schedule, r, o_.target);
+      if (counted && o_.stop_at_first) {
+        out_.stopped_at_first = true;
+        return true;
+      }
     }
     if (group != nullptr) {
       const ChoicePoint& p = strategy.points()[q.schedule.back().index];
@@ -338,7 +331,10 @@ class Exhaustive {
           ran_as(strategy, r, strategy.candidates()[p.first_candidate + answer].seq);
       if (--group->left == 0) groups_.erase(q.group);
     }
-    branch(q.schedule, level, strategy, r, std::move(sleep));
+    const bool blocked = branch(q.schedule, level, strategy, r, std::move(sleep));
+    // The online stop must agree with the analysis (it uses more dependences, so it can only
+    // stop where the analysis also finds the run blocked).
+    if (strategy.stopped() && !blocked) ++out_.unexplained_stops;
     return false;
   }
 
@@ -362,7 +358,8 @@ class Exhaustive {
 
   // Queues the children of a run of `schedule` (level `level`): its choice points after the
   // last pick, with the sleep set each starts from.
-  void branch(const Schedule& schedule, uint32_t level, const ScheduleStrategy& s,
+  // Returns whether the run was blocked (sleep sets).
+  bool branch(const Schedule& schedule, uint32_t level, const ScheduleStrategy& s,
               const RunReport& r, std::vector<sim::EventInfo> sleep) {
     const std::vector<ChoicePoint>& points = s.points();
     const std::vector<RanEvent>& ran = s.ran();
@@ -384,13 +381,13 @@ class Exhaustive {
         const sim::EventInfo e = user_code_wrote(ran[next_ran].info, r);
         if (asleep(sleep, e.seq)) {
           ++out_.blocked;
-          return;
+          return true;
         }
         std::erase_if(sleep,
                       [&](const sim::EventInfo& z) { return o_.all_dependent || dependent(z, e); });
       }
       const ChoicePoint& p = points[i];
-      if (o_.reduction == Reduction::kStateHash && !state_hash_allows(i, p, budget)) return;
+      if (o_.reduction == Reduction::kStateHash && !state_hash_allows(i, p, budget)) return false;
       const bool branches = o_.kinds.empty() || o_.kinds.count(p.kind) != 0;
       if (p.kind == sim::ChoiceKind::kNextEvent && order_free_) {
         const sim::EventInfo* c = &s.candidates()[p.first_candidate];
@@ -398,7 +395,7 @@ class Exhaustive {
         if (branches) branch_order(schedule, level, i, p.n, c, s, r, sleep);
         if (default_asleep) {
           ++out_.blocked;
-          return;
+          return true;
         }
         continue;
       }
@@ -411,8 +408,19 @@ class Exhaustive {
         push(level + 1, std::move(child));
       }
     }
+    // Events after the last choice point branch nothing, but a sleeper among them still means
+    // the run was blocked.
+    for (; sleep_sets_ && next_ran < ran.size(); ++next_ran) {
+      const sim::EventInfo e = user_code_wrote(ran[next_ran].info, r);
+      if (asleep(sleep, e.seq)) {
+        ++out_.blocked;
+        return true;
+      }
+      std::erase_if(sleep,
+                    [&](const sim::EventInfo& z) { return o_.all_dependent || dependent(z, e); });
+    }
+    return false;
   }
-
   // The alternatives 1..n-1 of kNextEvent choice i, free of the bound (order_free).
   void branch_order(const Schedule& schedule, uint32_t level, size_t i, uint32_t n,
                     const sim::EventInfo* c, const ScheduleStrategy& s, const RunReport& r,

@@ -22,20 +22,20 @@
 //     kNextEvent choice. After the alternatives 0..a-1 of a choice were explored, alternative a
 //     starts with them asleep; an event that runs wakes every sleeper it depends on; a sleeping
 //     event is never branched to, and a run whose next event is asleep (as the default or the
-//     only candidate) is blocked: nothing after it branches. Independence (dependent()) is
-//     conservative and comes from the footprints the scheduler observed (sim::EventInfo): two
-//     events are independent only when they belong to two different, known clients, at most one
-//     of them touches the ensemble's shared state, not both run application code that wrote the
-//     workload's history or fenced resource at that instant (user_code_wrote), and neither is a
-//     fault. The bound must not
-//     depend on the order of independent events, which is why sleep sets need order_free: the
-//     number of data picks is the same in every interleaving of the same events, while the
-//     number of reordered kNextEvent answers is not (preemption bounding and sleep sets do not
-//     compose: Coons, Musuvathi, McKinley, "Bounded partial-order reduction", OOPSLA 2013). A
-//     depth bound counts choice indexes, which also differ between equivalent interleavings:
-//     it is not used with sleep sets. Scopes with a partition fault are searched with every pair
-//     dependent (a partitioned client can drop a session's watches without the scheduler seeing
-//     it); the reduction then only prunes nothing.
+//     only candidate) is blocked: nothing after it branches, and the run itself stops there
+//     (ScheduleStrategy::set_sleep; its truncated outcome is not counted). Independence
+//     (dependent()) is conservative and comes from the footprints the scheduler observed
+//     (sim::EventInfo): two events are independent only when they belong to two different, known
+//     clients, at most one of them touches the ensemble's shared state, not both run application
+//     code that wrote the workload's history or fenced resource at that instant (user_code_wrote),
+//     and neither is a fault. The bound must not depend on the order of independent events, which
+//     is why sleep sets need order_free: the number of data picks is the same in every interleaving
+//     of the same events, while the number of reordered kNextEvent answers is not (preemption
+//     bounding and sleep sets do not compose: Coons, Musuvathi, McKinley, "Bounded partial-order
+//     reduction", OOPSLA 2013). A depth bound counts choice indexes, which also differ between
+//     equivalent interleavings: it is not used with sleep sets. Scopes with a partition fault are
+//     searched with every pair dependent (a partitioned client can drop a session's watches without
+//     the scheduler seeing it); the reduction then only prunes nothing.
 //   - kStateHash (unsound, opt-in): a choice point whose (index, probe state hash) was already
 //     branched from with at least the same remaining budget is not branched again, nor is
 //     anything after it in that run. The probe (explore/probe.h) sees the recipes' states, not the
@@ -143,8 +143,6 @@ struct ExhaustiveOptions {
   uint32_t max_alternatives = 3;
 };
 
-// Sleep sets' independence relation on two events (see the header comment).
-bool dependent(const sim::EventInfo& a, const sim::EventInfo& b);
 // `e` as sleep sets see it after the run: the kRunsUserCode bit is kept only when the history
 // has an entry of e's client at e's instant (the workload writes its shared history and the
 // fenced resource, which records into the history, only from application code); an event of a
@@ -173,6 +171,9 @@ struct SearchResult {
   uint64_t pruned = 0;              // state-hash: branch points skipped; sleep sets: sleeping
                                     // alternatives not branched to
   uint64_t blocked = 0;             // sleep sets: runs whose continuation was asleep
+  uint64_t stopped_early = 0;       // sleep sets: blocked runs stopped as soon as they were
+  uint64_t unexplained_stops = 0;   // sleep sets: stopped runs the analysis did not find blocked
+                                    // (a bug: must stay 0)
   std::set<uint64_t> final_states;  // the distinct final states (exhaustive only)
   std::set<properties::Property> violated;  // every property some run violated
   uint32_t levels_done = 0;                 // exhaustive: preemption levels fully explored

@@ -9,10 +9,23 @@
 
 namespace lockstep::explore {
 
+bool dependent(const sim::EventInfo& a, const sim::EventInfo& b) {
+  const uint32_t both = a.footprint & b.footprint;
+  if (((a.footprint | b.footprint) & sim::kTouchesWorld) != 0) return true;
+  if ((both & sim::kTouchesServer) != 0) return true;
+  if ((both & sim::kRunsUserCode) != 0) return true;  // the workload's history, the resource
+  if (a.client == 0 || b.client == 0) return true;    // an owner the scheduler does not know
+  return a.client == b.client;
+}
+
 ScheduleStrategy::ScheduleStrategy(Schedule schedule, std::string name)
     : schedule_(std::move(schedule)), name_(std::move(name)) {}
 
 uint32_t ScheduleStrategy::choose_event(const std::vector<sim::EventInfo>& candidates) {
+  if (sleeping_ && after_last_pick(static_cast<uint32_t>(points_.size())) &&
+      asleep(sleep_, candidates[0].seq)) {
+    stopped_ = true;  // the default is asleep: the run ends after it
+  }
   const auto first = static_cast<uint32_t>(candidates_.size());
   candidates_.insert(candidates_.end(), candidates.begin(), candidates.end());
   const uint32_t chosen =
@@ -21,8 +34,32 @@ uint32_t ScheduleStrategy::choose_event(const std::vector<sim::EventInfo>& candi
   return chosen;
 }
 
+void ScheduleStrategy::set_sleep(std::vector<sim::EventInfo> sleep, bool all_dependent) {
+  sleeping_ = true;
+  all_dependent_ = all_dependent;
+  sleep_ = std::move(sleep);
+}
+
+bool ScheduleStrategy::after_last_pick(uint32_t point) const {
+  return schedule_.empty() || static_cast<int64_t>(point) > schedule_.back().index;
+}
+
+bool asleep(const std::vector<sim::EventInfo>& sleep, uint64_t seq) {
+  return std::any_of(sleep.begin(), sleep.end(),
+                     [seq](const sim::EventInfo& z) { return z.seq == seq; });
+}
+
 void ScheduleStrategy::executed(const sim::EventInfo& event) {
-  ran_.push_back(RanEvent{event, static_cast<uint32_t>(points_.size())});
+  const auto before = static_cast<uint32_t>(points_.size());
+  ran_.push_back(RanEvent{event, before});
+  // The same events as the search's analysis: those reported after the last pick's choice.
+  if (!sleeping_ || stopped_ || !after_last_pick(before)) return;
+  if (asleep(sleep_, event.seq)) {
+    stopped_ = true;
+    return;
+  }
+  std::erase_if(sleep_,
+                [&](const sim::EventInfo& z) { return all_dependent_ || dependent(z, event); });
 }
 
 uint32_t ScheduleStrategy::choose(sim::ChoiceKind kind, uint32_t n) {

@@ -63,6 +63,13 @@ struct RanEvent {
 // Returns an abstract hash of the run's current state (see explore/probe.h).
 using StateProbe = std::function<uint64_t()>;
 
+// Sleep sets' independence relation (explore/search.h explains it): true unless the two events
+// belong to two different, known clients, at most one touches the ensemble's shared state, not
+// both run application code that wrote shared state, and neither is a fault.
+bool dependent(const sim::EventInfo& a, const sim::EventInfo& b);
+// Is the event with insertion number `seq` in `sleep`?
+bool asleep(const std::vector<sim::EventInfo>& sleep, uint64_t seq);
+
 class ScheduleStrategy final : public sim::Strategy {
  public:
   explicit ScheduleStrategy(Schedule schedule, std::string name = "exhaustive");
@@ -78,12 +85,26 @@ class ScheduleStrategy final : public sim::Strategy {
   uint32_t choose_event(const std::vector<sim::EventInfo>& candidates) override;
   void executed(const sim::EventInfo& event) override;
 
+  // Sleep sets, online: after the schedule's last pick, `sleep` is asleep; every event that runs
+  // wakes the sleepers it depends on (dependent()) and the run stops (stopped()) once a sleeper
+  // is about to run or ran, since all that follows is redundant. Uses the footprints the
+  // scheduler observed, which only add dependences to the ones the search uses after the run,
+  // so it stops no later than the search's own analysis marks the run blocked.
+  void set_sleep(std::vector<sim::EventInfo> sleep, bool all_dependent);
+  bool stopped() const override { return stopped_; }
+
   const std::vector<ChoicePoint>& points() const { return points_; }
   const std::vector<sim::EventInfo>& candidates() const { return candidates_; }
   const std::vector<RanEvent>& ran() const { return ran_; }
 
  private:
+  bool after_last_pick(uint32_t point) const;
+
   Schedule schedule_;
+  bool sleeping_ = false;  // set_sleep was called
+  bool all_dependent_ = false;
+  bool stopped_ = false;
+  std::vector<sim::EventInfo> sleep_;
   std::vector<sim::EventInfo> candidates_;
   std::vector<RanEvent> ran_;
   size_t next_pick_ = 0;
@@ -114,6 +135,7 @@ class Borrowed final : public sim::Strategy {
     return inner_->choose_event(candidates);
   }
   void executed(const sim::EventInfo& event) override { inner_->executed(event); }
+  bool stopped() const override { return inner_->stopped(); }
 
  private:
   sim::Strategy* inner_;

@@ -202,6 +202,11 @@ void Scheduler::filter_ready(EventFilter& filter) {
 
 bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
   if (running_) finish_running();
+  if (observing_ && strategy_->stopped()) {
+    heap_.clear();
+    ready_.clear();
+    return false;
+  }
   for (;;) {
     if (ready_.empty()) {
       if (heap_.empty() || heap_.front().at > limit) return false;

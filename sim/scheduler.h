@@ -17,7 +17,8 @@
 // timer (reconnect, connect timeout, detect: a connection opened or closed) is marked
 // kTouchesServer. That catches every path by which client code reaches the ensemble's shared
 // state except closing a connection of a session the server already no longer hears (a
-// partitioned client): search code must treat scopes with partitions conservatively.
+// partitioned client): search code must treat scopes with partitions conservatively. When such a
+// strategy says stopped(), next() drops every pending event and returns false from then on.
 //
 // Invariants: now() never decreases; an event is never run before its time; candidates are
 // kept in insertion order, so the same strategy answers reproduce the same run.

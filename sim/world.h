@@ -106,6 +106,10 @@ class Strategy {
   // An event finished running (reported when the scheduler picks the next one; the last event
   // of a run is never reported). `event.footprint` includes the observed bits.
   virtual void executed(const EventInfo& event) { (void)event; }
+  // An event-aware strategy that has seen enough of this run (a search that knows the rest is
+  // redundant) returns true: the scheduler then drops every pending event and runs nothing more,
+  // so the World goes idle. What such a run produced is not a complete run.
+  virtual bool stopped() const { return false; }
 };
 
 // Seeded random choices, one independent PRNG stream per ChoiceKind (STYLE rule 2).
