@@ -433,6 +433,13 @@ Scenario generate_real_scenario(uint64_t seed, const recipes::RecipeInfo& recipe
                     : rng.chance(1, 2)    ? 0
                                           : static_cast<uint32_t>(rng.between(10, 40));
   w.acquire_timeout = between(rng, milliseconds(20), milliseconds(150));
+  if (claims.needs_timeouts) {
+    // A variant whose bug shows when an acquire times out: waits longer than the timeout are
+    // made common (holds of up to 30 ms against timeouts of 3 to 15 ms).
+    w.hold_min = between(rng, milliseconds(5), milliseconds(10));
+    w.hold_max = between(rng, w.hold_min, milliseconds(30));
+    w.acquire_timeout = between(rng, milliseconds(3), milliseconds(15));
+  }
   w.reentrant_percent = claims.reentrant ? 30 : 0;
   w.stray_release_percent = 10;
   w.give_up_percent = rng.chance(1, 3) ? 30 : 0;
@@ -922,9 +929,9 @@ int check_real_main(int argc, char** argv, std::ostream& out, std::ostream& err,
       }
     }
     char buf[200];
-    std::snprintf(buf, sizeof buf, "\n%zu recipes, %llu real runs in %.1fs on the %s server\n",
+    std::snprintf(buf, sizeof buf, "\n%zu recipes, %llu real runs in %.1fs on the %s\n",
                   rows.size(), static_cast<unsigned long long>(runs), seconds,
-                  rc.ensemble ? "3-server ensemble" : "standalone");
+                  rc.ensemble ? "3-server ensemble" : "standalone server");
     out << buf;
     if (interrupted) {
       out << "INTERRUPTED (" << real::InterruptGuard::signal_name()
