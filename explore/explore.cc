@@ -230,8 +230,10 @@ void print_result(const Scope& scope, const Request& r, const SearchResult& res,
   char line[256];
   out << "schedules explored: " << res.schedules;
   if (r.strategy == "exhaustive") {
-    out << " (preemption levels 0.." << (res.levels_done == 0 ? 0 : res.levels_done - 1)
-        << " done of bound " << r.exhaustive.preemption_bound
+    out << (res.levels_done == 0
+                ? std::string(" (no bound level finished")
+                : " (bound levels 0.." + std::to_string(res.levels_done - 1) + " done")
+        << " of bound " << r.exhaustive.preemption_bound
         << (res.stopped_at_first ? "; stopped at the first violation"
             : res.complete       ? ""
                                  : "; cut at --runs (or its queue of 4x --runs schedules)")
