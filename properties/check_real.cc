@@ -816,9 +816,11 @@ bool parse_real(int argc, char** argv, RealCheck* rc, std::vector<char*>* rest, 
       continue;
     }
     if (a == "--seeds" || a.rfind("--seeds=", 0) == 0) rc->seeds_given = true;
-    if (a == "--jobs" || a.rfind("--jobs=", 0) == 0 || a == "--log") {
+    if (a == "--jobs" || a.rfind("--jobs=", 0) == 0 || a == "--log" || a == "--trace-dir" ||
+        a.rfind("--trace-dir=", 0) == 0 || a == "--no-traces" || a == "--no-shrink") {
       err << "lockstep check: " << a
-          << " is not available with --real/--ensemble (one server; no simulator event log)\n";
+          << " is not available with --real/--ensemble (one server; event logs, traces and "
+             "shrinking belong to the simulator)\n";
       return false;
     }
     rest->push_back(argv[i]);
@@ -894,10 +896,18 @@ int check_real_main(int argc, char** argv, std::ostream& out, std::ostream& err,
   for (int s = 1; s <= rc.cluster->size(); ++s) server += " " + std::to_string(rc.cluster->pid(s));
   server += ")";
   if (progress != nullptr) *progress << "\r" << std::string(60, ' ') << "\r" << std::flush;
+  if (!rc.o.json && rc.o.seed) {
+    out << "(the seed fixes the workload and the fault plan; the schedule belongs to the real "
+           "server and may differ from run to run)\n";
+  }
   if (!rc.o.json) {
-    out << "real ZooKeeper: " << server << "; scenarios " << (rc.o.seed ? *rc.o.seed : 1) << ".."
-        << (rc.o.seed ? *rc.o.seed : rc.o.seeds) << " (broken variants up to "
-        << (rc.o.seed ? 1 : std::max(rc.o.seeds, kRealBrokenSeeds)) << ")\n";
+    out << "real ZooKeeper: " << server << "; ";
+    if (rc.o.seed) {
+      out << "scenario " << *rc.o.seed << "\n";
+    } else {
+      out << "scenarios 1.." << rc.o.seeds << " (broken variants: up to "
+          << std::max(rc.o.seeds, kRealBrokenSeeds) << ", until caught)\n";
+    }
   }
 
   std::vector<RealRow> rows;

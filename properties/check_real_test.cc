@@ -119,6 +119,7 @@ TEST(CheckReal, FairMutexPassesOnAnEnsembleThroughALeaderRestart) {
 // (exit 2) before any server is started.
 TEST(CheckReal, SimulatorOnlyFlagsAreUsageErrors) {
   EXPECT_EQ(run_main({"--real", "--jobs", "2"}).status, 2);
+  EXPECT_EQ(run_main({"--real", "--no-shrink"}).status, 2);
   EXPECT_EQ(run_main({"--real", "--faults", "pause"}).status, 2);
   EXPECT_EQ(run_main({"--real", "--ensemble"}).status, 2);
   const Ran help = run_main({"--real", "--help"});
