@@ -218,6 +218,9 @@ zk::Future<zk::Status> ClientImpl::sync(std::string path) {
 }
 
 zk::SessionEvents ClientImpl::subscribe() {
+  // Subscriptions nobody holds any more can never be read: forget them, so that a client that
+  // subscribes at every grant does not post each session event to all of its past grants.
+  std::erase_if(subscribers_, [](const zk::SessionEvents& e) { return e.orphaned(); });
   subscribers_.emplace_back();
   return subscribers_.back();
 }
@@ -238,7 +241,7 @@ zk::Future<zk::Status> ClientImpl::close() {
   // Like the C client: requests still in flight at close fail with kClosing at once, although
   // the server may still apply them (measured on Debian's 3.8.0 server); unsent ones are dropped.
   // Their replies, if any come, are matched and ignored (on_reply).
-  std::deque<Pending> in_flight;
+  RingQueue<Pending> in_flight;
   for (Pending& p : pending_) {
     fail(p, Error::kClosing);
     if (p.sent) in_flight.push_back(std::move(p));
@@ -285,7 +288,7 @@ void ClientImpl::fail(Pending& p, Error e) {
 }
 
 void ClientImpl::fail_pending(Error e) {
-  std::deque<Pending> pending = std::move(pending_);
+  RingQueue<Pending> pending = std::move(pending_);
   pending_.clear();
   for (Pending& p : pending) fail(p, e);
 }

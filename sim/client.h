@@ -156,8 +156,8 @@ class ClientImpl final : public Client, public zk::Executor {
   uint64_t conn_ = 0;        // the established connection
   uint64_t connecting_ = 0;  // a connect attempt in progress
   uint64_t next_xid_ = 1;
-  uint32_t failures_ = 0;        // connection failures of this handle (the back-off depends on it)
-  std::deque<Pending> pending_;  // FIFO: unsent after sent
+  uint32_t failures_ = 0;       // connection failures of this handle (the back-off depends on it)
+  RingQueue<Pending> pending_;  // FIFO: unsent after sent
   Registry data_watches_, exist_watches_, child_watches_;
   std::vector<zk::SessionEvents> subscribers_;
   std::vector<zk::TaskHandle> named_tasks_;

@@ -12,10 +12,10 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
+#include "sim/ring_queue.h"
 #include "zk/error.h"
 #include "zk/types.h"
 
@@ -110,13 +110,13 @@ struct Connection {
   zk::SessionId session;  // set when the server attached the session
   bool client_open = true;
   bool server_open = true;
-  std::deque<UpMsg> up;
-  std::deque<DownMsg> down;
+  RingQueue<UpMsg> up;
+  RingQueue<DownMsg> down;
   uint64_t up_seq = 0;
   uint64_t down_seq = 0;
   zk::Time up_last;
   zk::Time down_last;
-  std::deque<ServerEntry> pending;  // server side, in request order
+  RingQueue<ServerEntry> pending;  // server side, in request order
 };
 
 }  // namespace lockstep::sim

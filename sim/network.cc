@@ -117,7 +117,7 @@ void World::Impl::client_close(Connection& c, InFlight in_flight_fate) {
   c.client_open = false;
   c.down.clear();
   if (c.server_open && in_flight_fate != InFlight::kLost) {
-    std::deque<UpMsg> in_flight = std::move(c.up);
+    RingQueue<UpMsg> in_flight = std::move(c.up);
     c.up.clear();
     for (UpMsg& m : in_flight) {
       const bool reaches =

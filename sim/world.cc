@@ -129,7 +129,8 @@ void World::Impl::herd_request(zk::Zxid zxid) {
 }
 
 HerdRecord* World::Impl::herd_record(zk::Zxid zxid) {
-  if (zxid.value == 0) return nullptr;
+  if (zxid.value == 0 || herd_.empty()) return nullptr;
+  if (herd_.back().zxid == zxid) return &herd_.back();  // the usual case: the latest delete
   auto it = std::lower_bound(herd_.begin(), herd_.end(), zxid,
                              [](const HerdRecord& r, zk::Zxid z) { return r.zxid < z; });
   return it != herd_.end() && it->zxid == zxid ? &*it : nullptr;

@@ -233,6 +233,9 @@ class Mailbox {
   void post(T v) const { s_->post(std::move(v)); }
   bool empty() const { return s_->queue.empty(); }
   size_t size() const { return s_->queue.size(); }
+  // True when this is the only handle on the queue (no copy, no waiter): nothing posted to it
+  // can ever be taken, so a producer may forget it.
+  bool orphaned() const { return s_.use_count() == 1; }
 
   // Awaits the next value; kOperationTimeout at the deadline, kCancelled on cancellation.
   detail::StateAwaiter<detail::MailboxState<T>, T> next(Time deadline = kNever) const {
