@@ -67,6 +67,12 @@ bool valid_path(std::string_view p, bool sequential) {
     const std::string_view part = p.substr(start, end - start);
     if (part.empty() || part == "." || part == "..") return false;
     for (size_t i = 0; i < part.size();) {
+      const auto b = static_cast<unsigned char>(part[i]);
+      if (b < 0x80) {  // ASCII, the common case: what allowed_code_point says for one byte
+        if (b <= 0x1f || b == 0x7f) return false;
+        ++i;
+        continue;
+      }
       if (!allowed_code_point(next_code_point(part, &i))) return false;
     }
     start = end + 1;
@@ -125,9 +131,9 @@ uint64_t DataTree::child_key(std::string_view name) const {
 }
 
 Error DataTree::prepare_create(std::string_view path, std::string_view data, zk::CreateMode mode,
-                               zk::SessionId owner, Txn* txn) const {
+                               zk::SessionId owner, Txn* txn, bool path_valid) const {
   const bool seq = zk::is_sequential(mode);
-  if (!valid_path(path, seq)) return Error::kBadArguments;
+  if (!path_valid && !valid_path(path, seq)) return Error::kBadArguments;
   if (path == "/") return Error::kNodeExists;
   const Node* parent = find(parent_of(path));
   if (parent == nullptr) return Error::kNoNode;
@@ -144,8 +150,10 @@ Error DataTree::prepare_create(std::string_view path, std::string_view data, zk:
   return Error::kOk;
 }
 
-Error DataTree::prepare_delete(std::string_view path, zk::Version version, Txn* txn) const {
-  if (!valid_path(path) || path == "/" || path == "/zookeeper") return Error::kBadArguments;
+Error DataTree::prepare_delete(std::string_view path, zk::Version version, Txn* txn,
+                               bool path_valid) const {
+  if (!path_valid && !valid_path(path)) return Error::kBadArguments;
+  if (path == "/" || path == "/zookeeper") return Error::kBadArguments;
   const Node* node = find(path);
   if (node == nullptr) return Error::kNoNode;
   if (version != zk::kAnyVersion && version != node->stat.version) return Error::kBadVersion;
@@ -156,8 +164,8 @@ Error DataTree::prepare_delete(std::string_view path, zk::Version version, Txn* 
 }
 
 Error DataTree::prepare_set(std::string_view path, std::string_view data, zk::Version version,
-                            Txn* txn) const {
-  if (!valid_path(path)) return Error::kBadArguments;
+                            Txn* txn, bool path_valid) const {
+  if (!path_valid && !valid_path(path)) return Error::kBadArguments;
   const Node* node = find(path);
   if (node == nullptr) return Error::kNoNode;
   if (version != zk::kAnyVersion && version != node->stat.version) return Error::kBadVersion;

@@ -67,12 +67,14 @@ class DataTree {
   explicit DataTree(uint64_t salt);
 
   const Node* find(std::string_view path) const;
-  // Validation on the leader. On kOk, *txn holds everything but zxid and time.
+  // Validation on the leader. On kOk, *txn holds everything but zxid and time. `path_valid`:
+  // the caller already checked valid_path (a simulated client does before it sends).
   zk::Error prepare_create(std::string_view path, std::string_view data, zk::CreateMode mode,
-                           zk::SessionId owner, Txn* txn) const;
-  zk::Error prepare_delete(std::string_view path, zk::Version version, Txn* txn) const;
-  zk::Error prepare_set(std::string_view path, std::string_view data, zk::Version version,
-                        Txn* txn) const;
+                           zk::SessionId owner, Txn* txn, bool path_valid = false) const;
+  zk::Error prepare_delete(std::string_view path, zk::Version version, Txn* txn,
+                           bool path_valid = false) const;
+  zk::Error prepare_set(std::string_view path, std::string_view data, zk::Version version, Txn* txn,
+                        bool path_valid = false) const;
   void prepare_kill(zk::SessionId session, Txn* txn) const;
 
   // REQUIRES: txn was prepared against a tree in the same state.

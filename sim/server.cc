@@ -185,9 +185,12 @@ void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
   const DataTree& tree = leader().tree;
   Error err = Error::kOk;
   switch (r.op) {
-    case Op::kCreate: err = tree.prepare_create(r.path, r.data, r.mode, c.session, txn); break;
-    case Op::kDelete: err = tree.prepare_delete(r.path, r.version, txn); break;
-    case Op::kSetData: err = tree.prepare_set(r.path, r.data, r.version, txn); break;
+    // The client validated the path before sending it (ClientImpl::submit).
+    case Op::kCreate:
+      err = tree.prepare_create(r.path, r.data, r.mode, c.session, txn, true);
+      break;
+    case Op::kDelete: err = tree.prepare_delete(r.path, r.version, txn, true); break;
+    case Op::kSetData: err = tree.prepare_set(r.path, r.data, r.version, txn, true); break;
     default: assert(false && "not a mutation");
   }
   e.reply.err = err;

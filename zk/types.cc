@@ -1,10 +1,33 @@
 #include "zk/types.h"
 
+#include <bit>
 #include <cstdio>
+#include <cstring>
 
 #include "zk/error.h"
 
 namespace zk {
+
+namespace {
+
+// The value of eight ASCII digits (s[0] most significant), or -1 if one is not a digit. Word at
+// a time: recipes parse every child name of every listing.
+int64_t eight_digits(const char* s) {
+  uint64_t x;
+  std::memcpy(&x, s, 8);
+  if (std::endian::native != std::endian::little) x = __builtin_bswap64(x);
+  constexpr uint64_t kHigh = 0xF0F0F0F0F0F0F0F0ull, kZeros = 0x3030303030303030ull;
+  // Every byte is 0x30..0x3F, and adding 6 keeps it below 0x40: '0'..'9'.
+  if ((x & kHigh) != kZeros || ((x + 0x0606060606060606ull) & kHigh) != kZeros) return -1;
+  x -= kZeros;
+  x = x * 10 + (x >> 8);  // byte pairs: 10 * d[2i] + d[2i+1]
+  constexpr uint64_t kMask = 0x000000FF000000FFull;
+  x = ((x & kMask) * (100 + (1000000ull << 32)) + ((x >> 16) & kMask) * (1 + (10000ull << 32))) >>
+      32;
+  return static_cast<int64_t>(x);
+}
+
+}  // namespace
 
 bool parse_sequence_suffix(std::string_view s, Sequence* out) {
   bool negative = false;
@@ -17,7 +40,14 @@ bool parse_sequence_suffix(std::string_view s, Sequence* out) {
     return false;
   }
   int64_t v = 0;
-  for (char c : s) {
+  size_t i = 0;
+  if (s.size() >= 8) {
+    v = eight_digits(s.data());
+    if (v < 0) return false;
+    i = 8;
+  }
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
     if (c < '0' || c > '9') return false;
     v = v * 10 + (c - '0');
   }
