@@ -116,7 +116,9 @@ class RealEnvironment final : public Environment {
   // Destroys the sessions (their contexts destroy every coroutine frame) before the proxies.
   void shut_down() {
     for (auto& mine : proxies_) {
-      for (auto& p : mine) p->set_blackhole(false);
+      for (auto& p : mine) {
+        if (p) p->set_blackhole(false);  // null only when its start failed
+      }
     }
     tasks_.clear();
     sessions_.clear();
