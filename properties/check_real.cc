@@ -37,7 +37,18 @@ constexpr int kExitInterrupted = 130;
 constexpr int64_t kConnectLimitMs = 20000;  // every client connected
 constexpr int64_t kLeaderLimitMs = 30000;   // between runs: every server up, one leader
 constexpr int kExpireTries = 4;             // forced expiry: each try may wait seconds
-const std::set<int32_t> kLockRequests = {real::kOpCreate, real::kOpCreate2, real::kOpDelete};
+
+// connection-loss and lost-reply hit the client's next request of one type under the lock
+// directory: Fault::name "create" or "delete" (a waiter's or holder's next one is its delete,
+// so an untyped drop would almost never meet a create).
+std::set<int32_t> request_types(const sim::Fault& f) {
+  if (f.name == "create") return {real::kOpCreate, real::kOpCreate2};
+  if (f.name == "delete") return {real::kOpDelete};
+  return {real::kOpCreate, real::kOpCreate2, real::kOpDelete};
+}
+std::string request_name(const sim::Fault& f) {
+  return f.name.empty() ? "create or delete" : f.name;
+}
 
 constexpr FaultKind kRealKinds[] = {FaultKind::kConnectionLoss, FaultKind::kLoseNextReply,
                                     FaultKind::kExpireSession,  FaultKind::kPartition,
@@ -243,12 +254,16 @@ class FaultDriver {
     }
     switch (f.kind) {
       case FaultKind::kConnectionLoss:
-        record(c, "connection-loss c" + std::to_string(c) + ": next lock request lost");
-        for (real::Proxy* p : env_->proxies(c, true)) p->drop_request_to(kLockRequests, lock_dir_);
+        record(c, "connection-loss c" + std::to_string(c) + ": next " + request_name(f) +
+                      " under the lock lost");
+        for (real::Proxy* p : env_->proxies(c, true)) {
+          p->drop_request_to(request_types(f), lock_dir_);
+        }
         break;
       case FaultKind::kLoseNextReply:
-        record(c, "lost-reply c" + std::to_string(c) + ": next lock request's reply lost");
-        for (real::Proxy* p : env_->proxies(c, true)) p->drop_reply_to(kLockRequests, lock_dir_);
+        record(c, "lost-reply c" + std::to_string(c) + ": next " + request_name(f) +
+                      " under the lock applied, its reply lost");
+        for (real::Proxy* p : env_->proxies(c, true)) p->drop_reply_to(request_types(f), lock_dir_);
         break;
       case FaultKind::kExpireSession: {
         if (f.name == "holder") {
@@ -513,6 +528,9 @@ Scenario generate_real_scenario(uint64_t seed, const recipes::RecipeInfo& recipe
         restart_slack = restart_slack + zk::seconds(8);  // a JVM start on a loaded machine
       }
       if (k == FaultKind::kCancel) f.name = "client";
+      if (k == FaultKind::kConnectionLoss || k == FaultKind::kLoseNextReply) {
+        f.name = rng.chance(1, 2) ? "create" : "delete";
+      }
       s.faults.push_back(f);
       if (k == FaultKind::kServerRestart) break;  // one restart per run: each costs seconds
     }

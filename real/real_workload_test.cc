@@ -42,11 +42,12 @@ p::Scenario scenario_for(const recipes::RecipeInfo& recipe, const p::Claims& cla
   return s;
 }
 
-sim::Fault fault(sim::FaultKind kind, zk::Duration at, uint32_t client) {
+sim::Fault fault(sim::FaultKind kind, zk::Duration at, uint32_t client, std::string name = "") {
   sim::Fault f;
   f.kind = kind;
   f.at = zk::Time{} + at;
   f.client = client;
+  f.name = std::move(name);  // lost-reply: "create" or "delete"; server-restart: "leader"
   return f;
 }
 
@@ -114,7 +115,7 @@ TEST(RealWorkload, FairMutexSurvivesALostCreateReplyAndAnExpiry) {
   ASSERT_NE(recipe, nullptr);
   p::Scenario s = scenario_for(*recipe, p::claims_for(*recipe), "/lockstep/fair-faults");
   s.workload.rounds = 6;
-  plan(&s, {fault(sim::FaultKind::kLoseNextReply, zk::Duration{}, 2),
+  plan(&s, {fault(sim::FaultKind::kLoseNextReply, zk::Duration{}, 2, "create"),
             fault(sim::FaultKind::kExpireSession, zk::milliseconds(150), 3)});
   const p::SeedOutcome o = run(*r.cluster, *recipe, s);
   // Both faults bit: client 2 lost its connection (the dropped reply), client 3 was told its
@@ -141,8 +142,7 @@ TEST(RealWorkload, FairMutexSurvivesALeaderRestartOnAnEnsemble) {
   s.workload.rounds = 8;
   s.session_timeout = zk::seconds(2);
   s.servers = 3;
-  sim::Fault restart = fault(sim::FaultKind::kServerRestart, zk::milliseconds(100), 1);
-  restart.name = "leader";
+  sim::Fault restart = fault(sim::FaultKind::kServerRestart, zk::milliseconds(100), 1, "leader");
   restart.duration = zk::milliseconds(800);
   plan(&s, {restart});
   const p::SeedOutcome o = run(*r.cluster, *recipe, s);
@@ -174,7 +174,7 @@ TEST(RealWorkload, BrokenNoIdInNameIsCaughtByALostCreateReply) {
   p::Scenario s = scenario_for(*recipe, claims, "/lockstep/no-id");
   s.liveness_bound = zk::seconds(2);
   s.run_limit = zk::seconds(4);
-  plan(&s, {fault(sim::FaultKind::kLoseNextReply, zk::Duration{}, 2)});
+  plan(&s, {fault(sim::FaultKind::kLoseNextReply, zk::Duration{}, 2, "create")});
   const p::SeedOutcome o = run(*r.cluster, *recipe, s);
   const p::Verdict* caught = o.verdict(*claims.must_violate);
   ASSERT_NE(caught, nullptr) << "not judged: " << p::to_string(*claims.must_violate);
