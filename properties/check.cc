@@ -45,6 +45,9 @@ const char* kUsage =
     "                 while the same property stays violated\n"
     "  --no-shrink    save the failing seeds' scenarios as they ran, unshrunk\n"
     "  --no-traces    save no traces\n"
+    "  --real | --ensemble  the same table against a real ZooKeeper server (standalone or a\n"
+    "                 3-server ensemble) that the command starts on 127.0.0.1; see\n"
+    "                 `lockstep check --real --help`\n"
     "exit: 0 every recipe as expected, 1 a correct recipe failed or a broken variant was not\n"
     "caught, 2 usage error (also: a trace directory that cannot be created)\n";
 
