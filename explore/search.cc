@@ -373,18 +373,22 @@ class Exhaustive {
            static_cast<int64_t>(ran[next_ran].points_before) <= last_pick) {
       ++next_ran;
     }
+    // An event that finished wakes the sleepers it depends on; one that was asleep itself makes
+    // the rest of the run redundant (returns true: the run was blocked).
+    auto finished = [&](const sim::EventInfo& info) {
+      const sim::EventInfo e = user_code_wrote(info, r);
+      if (asleep(sleep, e.seq)) {
+        ++out_.blocked;
+        return true;
+      }
+      std::erase_if(sleep,
+                    [&](const sim::EventInfo& z) { return o_.all_dependent || dependent(z, e); });
+      return false;
+    };
     for (size_t i = start; i < end; ++i) {
-      // Events that finished before choice point i: they wake the sleepers they depend on; one
-      // that was asleep itself makes the rest of the run redundant.
+      // Events that finished before choice point i.
       for (; next_ran < ran.size() && ran[next_ran].points_before <= i; ++next_ran) {
-        if (!sleep_sets_) continue;
-        const sim::EventInfo e = user_code_wrote(ran[next_ran].info, r);
-        if (asleep(sleep, e.seq)) {
-          ++out_.blocked;
-          return true;
-        }
-        std::erase_if(sleep,
-                      [&](const sim::EventInfo& z) { return o_.all_dependent || dependent(z, e); });
+        if (sleep_sets_ && finished(ran[next_ran].info)) return true;
       }
       const ChoicePoint& p = points[i];
       if (o_.reduction == Reduction::kStateHash && !state_hash_allows(i, p, budget)) return false;
@@ -411,13 +415,7 @@ class Exhaustive {
     // Events after the last choice point branch nothing, but a sleeper among them still means
     // the run was blocked.
     for (; sleep_sets_ && next_ran < ran.size(); ++next_ran) {
-      const sim::EventInfo e = user_code_wrote(ran[next_ran].info, r);
-      if (asleep(sleep, e.seq)) {
-        ++out_.blocked;
-        return true;
-      }
-      std::erase_if(sleep,
-                    [&](const sim::EventInfo& z) { return o_.all_dependent || dependent(z, e); });
+      if (finished(ran[next_ran].info)) return true;
     }
     return false;
   }
