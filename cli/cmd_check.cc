@@ -36,8 +36,10 @@ int run_check(const std::vector<std::string>& args) {
   for (const std::string& a : args) {
     if (a == "--real" || a == "--ensemble") return run_check_real(args);
   }
+  // The progress line goes to stderr, so it is drawn when stderr is a terminal (a log file
+  // gets no carriage returns, and `check > out.txt` still shows it).
   return call_with_argv(args, [](int argc, char** argv) {
-    return properties::check_main(argc, argv, std::cout, std::cerr, isatty(STDOUT_FILENO) != 0,
+    return properties::check_main(argc, argv, std::cout, std::cerr, isatty(STDERR_FILENO) != 0,
                                   traces::save_check_failure);
   });
 }

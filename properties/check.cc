@@ -16,27 +16,32 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;
 
 // Short column headings for the table, in Property order.
 constexpr const char* kColumns[kPropertyCount] = {"mutex",  "fenced", "fifo",  "live",
                                                   "orphan", "herd",   "reent", "tmout"};
 
 const char* kUsage =
-    "usage: lockstep check [--recipe NAME]... [--seeds N] [--seed S] [--faults LIST]\n"
-    "                      [--jobs N] [--json] [--log] [--trace-dir DIR | --no-traces]\n"
-    "                      [--no-shrink]\n"
+    "usage: lockstep check [--recipe NAME]... [--seeds N] [--first-seed S] [--seed S]\n"
+    "                      [--faults LIST] [--jobs N] [--json] [--log]\n"
+    "                      [--trace-dir DIR | --no-traces] [--no-shrink]\n"
     "  Runs every recipe and broken variant (or each --recipe) through the property suite in\n"
     "  the simulator. A correct recipe must pass every property it claims; a broken variant\n"
     "  must be caught by its expected property.\n"
     "  --recipe NAME  check only this recipe (repeatable; `lockstep list` names them)\n"
     "  --seeds N      seeds per recipe (default 100)\n"
+    "  --first-seed S run seeds S..S+N-1 (default 1)\n"
     "  --seed S       run only seed S and print its scenario, verdicts and history\n"
     "  --faults LIST  comma-separated fault kinds to draw from: connection-loss, lost-reply,\n"
     "                 expire, abandon, pause, partition, delay, lagging-follower,\n"
     "                 server-restart, cancel, foreign-child, crash, close (or none)\n"
-    "  --jobs N       split the recipes over N worker processes (default 1)\n"
-    "  --json         one JSON object: {results: [...], seeds_per_second}; a result's\n"
-    "                 `trace` is the saved trace of its first failing seed (or null)\n"
+    "  --jobs N       N worker processes (default 1); each recipe's seeds are cut into\n"
+    "                 chunks the workers share, and the results are those of --jobs 1\n"
+    "  --json         one JSON object: {results: [...], first_seed, last_seed, interrupted,\n"
+    "                 seeds_per_second}; a result carries the seeds it covered (first_seed,\n"
+    "                 last_seed, seeds_run), its `reproduce` command and `trace`, the saved\n"
+    "                 trace of its first failing seed (or null)\n"
     "  --log          with --seed: also print the simulator's event log\n"
     "  --trace-dir DIR  save the trace of every failing seed under DIR (default\n"
     "                 traces/failures, created when needed; files are never replaced):\n"
@@ -48,8 +53,11 @@ const char* kUsage =
     "  --real | --ensemble  the same table against a real ZooKeeper server (standalone or a\n"
     "                 3-server ensemble) that the command starts on 127.0.0.1; see\n"
     "                 `lockstep check --real --help`\n"
+    "  On a terminal a progress line (seeds done, seeds/s, time left) is kept on stderr.\n"
+    "  Ctrl-C (SIGINT) or SIGTERM stops the workers and prints, for each recipe, the seed range\n"
+    "  that was fully run and the verdicts over it (no trace is saved), and how to go on.\n"
     "exit: 0 every recipe as expected, 1 a correct recipe failed or a broken variant was not\n"
-    "caught, 2 usage error (also: a trace directory that cannot be created)\n";
+    "caught, 2 usage error (also: a trace directory that cannot be created), 130 interrupted\n";
 
 bool parse_u64(std::string_view s, uint64_t min, uint64_t max, uint64_t* out) {
   if (s.empty() || s.size() > 19) return false;
@@ -63,18 +71,55 @@ bool parse_u64(std::string_view s, uint64_t min, uint64_t max, uint64_t* out) {
   return true;
 }
 
-std::string repro(const std::string& recipe, uint64_t seed) {
-  return "./lockstep check --recipe " + recipe + " --seed " + std::to_string(seed);
+// The --faults flag that restricts scenarios as `faults` does ("" when it does not).
+std::string faults_flag(const std::set<sim::FaultKind>& faults) {
+  if (faults.empty()) return "";
+  std::string list;
+  for (sim::FaultKind k : faults) {
+    // parse_check_args encodes `--faults none` as one kind past the table.
+    if (static_cast<int>(k) >= kFaultKindCount) return " --faults none";
+    list += (list.empty() ? "" : ",") + std::string(fault_name(k));
+  }
+  return " --faults " + list;
+}
+
+// Every option that shapes a seed's scenario: the recipe, the seed and the fault restriction.
+std::string repro(const std::string& recipe, uint64_t seed,
+                  const std::set<sim::FaultKind>& faults) {
+  return "./lockstep check --recipe " + recipe + " --seed " + std::to_string(seed) +
+         faults_flag(faults);
+}
+
+// A violated REQUIRES of this engine is a programmer error: reported and aborted in every build.
+void require(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "lockstep check: internal error: %s\n", what);
+  std::abort();
 }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// Whether `r` covers every seed `o` asked for (an interrupted run may stop short).
+bool complete(const RecipeResult& r, const CheckOptions& o) {
+  return o.seed || r.seeds_run == o.seeds || r.search_over();
+}
+
+// The verdict column: an interrupted recipe is "stopped" unless a correct one already failed.
+const char* outcome(const RecipeResult& r, const CheckOptions& o) {
+  const bool correct = r.expected == recipes::Expected::kCorrect;
+  if (correct && r.violated()) return "FAILED";
+  if (!complete(r, o)) return "stopped";
+  if (correct) return "ok";
+  return r.as_expected() ? "caught" : "NOT CAUGHT";
+}
 
 std::string cell(const PropertyResult& p) {
   if (p.seed) return "seed " + std::to_string(*p.seed);
   return p.judged == 0 ? "-" : "pass";
 }
 
-void print_table(const std::vector<RecipeResult>& results, std::ostream& out) {
+void print_table(const std::vector<RecipeResult>& results, const CheckOptions& o,
+                 std::ostream& out) {
   size_t width = 6;
   for (const RecipeResult& r : results) width = std::max(width, r.recipe.size());
   char buf[64];
@@ -92,14 +137,7 @@ void print_table(const std::vector<RecipeResult>& results, std::ostream& out) {
       std::snprintf(buf, sizeof buf, "%-10s", cell(p).c_str());
       out << buf;
     }
-    if (r.expected == recipes::Expected::kCorrect) {
-      out << (r.as_expected() ? "ok" : "FAILED");
-    } else if (r.as_expected()) {
-      out << "caught";
-    } else {
-      out << "NOT CAUGHT";
-    }
-    out << "\n";
+    out << outcome(r, o) << "\n";
   }
   out << "columns: ";
   for (int i = 0; i < kPropertyCount; ++i) {
@@ -121,13 +159,14 @@ void print_failures(const std::vector<RecipeResult>& results, const CheckOptions
               : r.expected == recipes::Expected::kBroken ? "also     "
                                                          : "VIOLATED ")
           << r.recipe << " " << to_string(static_cast<Property>(i)) << " at seed " << *p.seed
-          << ": " << first_line(p.message) << "\n  reproduce: " << repro(r.recipe, *p.seed) << "\n";
+          << ": " << first_line(p.message)
+          << "\n  reproduce: " << repro(r.recipe, *p.seed, o.faults) << "\n";
       if (auto t = r.traces.find(*p.seed); t != r.traces.end()) {
         out << "  trace:     " << t->second << "\n  replay:    ./lockstep replay " << t->second
             << "\n  show:      ./lockstep show " << t->second << "\n";
       }
     }
-    if (r.expected == recipes::Expected::kBroken && !r.as_expected()) {
+    if (r.expected == recipes::Expected::kBroken && !r.as_expected() && complete(r, o)) {
       out << "NOT CAUGHT " << r.recipe << ": "
           << (r.must_violate ? to_string(*r.must_violate) : "no property")
           << " was never violated in " << r.seeds_run << " seeds"
@@ -142,7 +181,8 @@ void print_failures(const std::vector<RecipeResult>& results, const CheckOptions
   }
 }
 
-nlohmann::json to_json(const std::vector<RecipeResult>& results, double seeds_per_second) {
+nlohmann::json to_json(const std::vector<RecipeResult>& results, const CheckOptions& o,
+                       double seeds_per_second, bool interrupted) {
   nlohmann::json rs = nlohmann::json::array();
   for (const RecipeResult& r : results) {
     nlohmann::json props = nlohmann::json::object();
@@ -161,16 +201,52 @@ nlohmann::json to_json(const std::vector<RecipeResult>& results, double seeds_pe
     j["properties"] = props;
     const std::optional<uint64_t> seed = r.first_failing_seed();
     j["seed"] = seed ? nlohmann::json(*seed) : nlohmann::json(nullptr);
-    j["reproduce"] = seed ? nlohmann::json(repro(r.recipe, *seed)) : nlohmann::json(nullptr);
+    j["reproduce"] =
+        seed ? nlohmann::json(repro(r.recipe, *seed, o.faults)) : nlohmann::json(nullptr);
+    j["first_seed"] = r.first_seed;
+    j["last_seed"] =
+        r.seeds_run > 0 ? nlohmann::json(r.first_seed + r.seeds_run - 1) : nlohmann::json(nullptr);
     j["seeds_run"] = r.seeds_run;
+    j["complete"] = complete(r, o);
     const auto trace = seed ? r.traces.find(*seed) : r.traces.end();
     j["trace"] = trace != r.traces.end() ? nlohmann::json(trace->second) : nlohmann::json(nullptr);
     rs.push_back(std::move(j));
   }
   nlohmann::json doc;
   doc["results"] = std::move(rs);
+  const uint64_t first = o.seed ? *o.seed : o.first_seed;
+  doc["first_seed"] = first;
+  doc["last_seed"] = o.seed ? first : first + o.seeds - 1;
+  doc["interrupted"] = interrupted;
   doc["seeds_per_second"] = seeds_per_second;
   return doc;
+}
+
+// After an interrupted run: per recipe, the seeds fully run (the verdicts above cover exactly
+// those) and the command that goes on from there.
+void print_coverage(const std::vector<RecipeResult>& results, const CheckOptions& o,
+                    const char* signal, std::ostream& out) {
+  out << "INTERRUPTED (" << signal << "): the workers were stopped; the verdicts above cover, per "
+      << "recipe, only the seeds fully run (of " << o.first_seed << ".."
+      << o.first_seed + o.seeds - 1 << "):\n";
+  size_t width = 6;
+  for (const RecipeResult& r : results) width = std::max(width, r.recipe.size());
+  for (const RecipeResult& r : results) {
+    out << "  " << r.recipe << std::string(width - r.recipe.size() + 2, ' ');
+    if (r.seeds_run == 0) {
+      out << "no seed fully run";
+    } else {
+      out << "seeds " << r.first_seed << ".." << r.first_seed + r.seeds_run - 1;
+    }
+    if (complete(r, o)) {
+      out << (r.search_over() ? " (caught: done)\n" : " (done)\n");
+      continue;
+    }
+    out << "  go on: ./lockstep check --recipe " << r.recipe << " --first-seed "
+        << r.first_seed + r.seeds_run << " --seeds " << o.seeds - r.seeds_run
+        << faults_flag(o.faults) << "\n";
+  }
+  out << "no trace was saved; each `reproduce:` line above re-runs its seed\n";
 }
 
 // Saves a trace for every distinct failing seed of every result, in order (deterministic
@@ -226,7 +302,7 @@ int run_single(const std::vector<const recipes::RecipeInfo*>& todo, const CheckO
   }
   save_traces(todo, o, save_trace, &results, err);
   if (o.json) {
-    out << to_json(results, 0).dump(2) << "\n";
+    out << to_json(results, o, 0, false).dump(2) << "\n";
   } else {
     print_failures(results, o, out);
   }
@@ -254,12 +330,17 @@ bool RecipeResult::as_expected() const {
   return violated();
 }
 
+bool RecipeResult::search_over() const {
+  return expected == recipes::Expected::kBroken && as_expected();
+}
+
 std::optional<CheckOptions> parse_check_args(int argc, char** argv, std::ostream& err) {
   CheckOptions o;
   auto fail = [&](const std::string& msg) -> std::optional<CheckOptions> {
     err << "lockstep check: " << msg << "\n(run `lockstep check --help` for usage)\n";
     return std::nullopt;
   };
+  bool first_seed_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -310,6 +391,11 @@ std::optional<CheckOptions> parse_check_args(int argc, char** argv, std::ostream
         return fail("--seed needs a non-negative number, got '" + value + "'");
       }
       o.seed = s;
+    } else if (arg == "--first-seed") {
+      if (!take() || !parse_u64(value, 0, UINT64_MAX / 2, &o.first_seed)) {
+        return fail("--first-seed needs a non-negative number below 2^63, got '" + value + "'");
+      }
+      first_seed_given = true;
     } else if (arg == "--jobs") {
       uint64_t j = 0;
       if (!take() || !parse_u64(value, 1, 256, &j)) {
@@ -342,6 +428,9 @@ std::optional<CheckOptions> parse_check_args(int argc, char** argv, std::ostream
       return fail("unknown argument '" + arg + "'");
     }
   }
+  if (first_seed_given && o.seed) {
+    return fail("--first-seed starts a range of --seeds N and --seed S runs one seed; give one");
+  }
   return o;
 }
 
@@ -355,12 +444,30 @@ RecipeResult empty_result(const recipes::RecipeInfo& recipe) {
 
 RecipeResult check_recipe(const recipes::RecipeInfo& recipe, const CheckOptions& o,
                           std::ostream* progress) {
+  if (progress == nullptr) {
+    return check_seeds(recipe, o.seed ? *o.seed : o.first_seed, o.seed ? 1 : o.seeds, o.faults);
+  }
+  // One chunk at a time, so the progress line moves (the result is the same: append_seeds).
+  const uint64_t first = o.seed ? *o.seed : o.first_seed;
+  const uint64_t count = o.seed ? 1 : o.seeds;
+  constexpr uint64_t kChunk = 16;
+  RecipeResult rr = check_seeds(recipe, first, std::min(count, kChunk), o.faults);
+  while (rr.seeds_run < count && !rr.search_over()) {
+    *progress << "\r  checking " << recipe.name << "  " << rr.seeds_run << "/" << count << "   "
+              << std::flush;
+    append_seeds(&rr, check_seeds(recipe, first + rr.seeds_run,
+                                  std::min(count - rr.seeds_run, kChunk), o.faults));
+  }
+  return rr;
+}
+
+RecipeResult check_seeds(const recipes::RecipeInfo& recipe, uint64_t first, uint64_t count,
+                         const std::set<sim::FaultKind>& faults) {
   const Claims claims = claims_for(recipe);
   RecipeResult rr = empty_result(recipe);
-  const uint64_t first = o.seed ? *o.seed : 1;
-  const uint64_t count = o.seed ? 1 : o.seeds;
+  rr.first_seed = first;
   for (uint64_t seed = first; seed < first + count; ++seed) {
-    const SeedOutcome so = run_seed(recipe, claims, seed, o.faults);
+    const SeedOutcome so = run_seed(recipe, claims, seed, faults);
     ++rr.seeds_run;
     rr.requests += so.run.requests;
     for (const Verdict& v : so.verdicts) {
@@ -371,13 +478,25 @@ RecipeResult check_recipe(const recipes::RecipeInfo& recipe, const CheckOptions&
         p.message = v.message;
       }
     }
-    if (progress != nullptr && (seed - first) % 16 == 0) {
-      *progress << "\r  checking " << recipe.name << "  " << (seed - first + 1) << "/" << count
-                << "   " << std::flush;
-    }
-    if (recipe.expected == recipes::Expected::kBroken && rr.as_expected()) break;
+    if (rr.search_over()) break;
   }
   return rr;
+}
+
+void append_seeds(RecipeResult* acc, const RecipeResult& next) {
+  require(next.first_seed == acc->first_seed + acc->seeds_run, "append_seeds: not the next seeds");
+  require(!acc->search_over(), "append_seeds: the search was over");
+  require(next.recipe == acc->recipe, "append_seeds: another recipe");
+  acc->seeds_run += next.seeds_run;
+  acc->requests += next.requests;
+  for (int i = 0; i < kPropertyCount; ++i) {
+    PropertyResult& p = acc->properties[i];
+    p.judged += next.properties[i].judged;
+    if (!p.seed && next.properties[i].seed) {
+      p.seed = next.properties[i].seed;
+      p.message = next.properties[i].message;
+    }
+  }
 }
 
 int check_main(int argc, char** argv, std::ostream& out, std::ostream& err, bool interactive,
@@ -413,11 +532,12 @@ int check_main(int argc, char** argv, std::ostream& out, std::ostream& err, bool
   std::ostream* progress = o.interactive && !o.json ? &err : nullptr;
   const double t0 = host_seconds();
   const double cpu0 = host_cpu_seconds();
-  std::vector<RecipeResult> results = check_recipes_forked(todo, o, progress);
+  HostRun run = check_recipes_forked(todo, o, progress);
+  std::vector<RecipeResult>& results = run.results;
   const double elapsed = host_seconds() - t0;
   const double cpu = host_cpu_seconds() - cpu0;
-  if (progress != nullptr) *progress << "\r" << std::string(60, ' ') << "\r" << std::flush;
-  save_traces(todo, o, save_trace, &results, err);
+  // An interrupted run saves nothing: shrinking takes time the user just declined to spend.
+  if (run.interrupted == nullptr) save_traces(todo, o, save_trace, &results, err);
   uint64_t seeds = 0;
   uint64_t requests = 0;
   bool all_expected = true;
@@ -429,11 +549,15 @@ int check_main(int argc, char** argv, std::ostream& out, std::ostream& err, bool
   const double per_second = elapsed > 0 ? static_cast<double>(seeds) / elapsed : 0;
   const double per_cpu_second = cpu > 0 ? static_cast<double>(seeds) / cpu : 0;
   if (o.json) {
-    nlohmann::json doc = to_json(results, per_second);
+    nlohmann::json doc = to_json(results, o, per_second, run.interrupted != nullptr);
     doc["seeds_per_cpu_second"] = per_cpu_second;
     out << doc.dump(2) << "\n";
+    if (run.interrupted != nullptr) {
+      err << "lockstep check: interrupted (" << run.interrupted
+          << "); each result covers first_seed..last_seed\n";
+    }
   } else {
-    print_table(results, out);
+    print_table(results, o, out);
     out << "\n";
     print_failures(results, o, out);
     char buf[300];
@@ -444,9 +568,15 @@ int check_main(int argc, char** argv, std::ostream& out, std::ostream& err, bool
                   static_cast<unsigned long long>(requests), elapsed, o.jobs, per_second, cpu,
                   per_cpu_second);
     out << buf;
-    out << (all_expected ? "every recipe behaved as expected\n"
-                         : "FAILED: a correct recipe failed or a broken variant was not caught\n");
+    if (run.interrupted != nullptr) {
+      print_coverage(results, o, run.interrupted, out);
+    } else {
+      out << (all_expected
+                  ? "every recipe behaved as expected\n"
+                  : "FAILED: a correct recipe failed or a broken variant was not caught\n");
+    }
   }
+  if (run.interrupted != nullptr) return kExitInterrupted;
   return all_expected ? kExitOk : kExitFailure;
 }
 

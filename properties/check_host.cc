@@ -1,8 +1,15 @@
-// The host side of `lockstep check`: the wall clock for the seeds-per-second report and the
-// fork()-based --jobs. Deliberately outside the deterministic core: nothing here feeds a
-// decision of a run. Each worker process runs whole recipes with check_recipe() (deterministic)
-// and sends its results back as one JSON line per recipe through a pipe, so the verdicts do
-// not depend on the number of jobs.
+// The host side of `lockstep check`: the wall clock (the seeds-per-second report, the progress
+// line and its ETA), the signals that interrupt a run, and the fork()-based --jobs. Deliberately
+// outside the deterministic core: nothing here feeds a decision of a run.
+//
+// The parent cuts each recipe's seed range into contiguous chunks (SeedPlan) and hands them out,
+// one at a time, to worker processes as they become free: a task line "RECIPE FIRST COUNT" down
+// the worker's task pipe, one JSON line with check_seeds()'s result (deterministic) back up its
+// result pipe. The parent appends the chunks of a recipe in seed order, whatever order they
+// came back in, so the results equal one process running the seeds in order (append_seeds).
+// A worker ignores SIGINT (a Ctrl-C reaches the whole process group; the parent decides) and
+// exits when its task pipe closes; on an interrupt the parent sends each worker SIGTERM, by pid.
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -11,12 +18,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>  // lockstep-allow: host timing for the report only
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "properties/check.h"
 
@@ -59,20 +71,372 @@ void write_all(int fd, const std::string& s) {
   size_t off = 0;
   while (off < s.size()) {
     const ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;  // a stop signal arrived; finish the line
     if (n <= 0) return;
     off += static_cast<size_t>(n);
   }
 }
 
-std::string read_all(int fd) {
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
+// Takes the first line off `buffer` into *line; false when it holds no whole line yet.
+bool take_line(std::string* buffer, std::string* line) {
+  const size_t nl = buffer->find('\n');
+  if (nl == std::string::npos) return false;
+  *line = buffer->substr(0, nl);
+  buffer->erase(0, nl + 1);
+  return true;
+}
+
+// ---- Signals ----
+
+volatile std::sig_atomic_t g_signal = 0;  // the signal that stopped the run; 0: none
+
+extern "C" void on_stop_signal(int sig) { g_signal = sig; }
+
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "a signal";
   }
-  return out;
+}
+
+// While alive, SIGINT, SIGTERM and SIGHUP set g_signal instead of ending the process, without
+// SA_RESTART so a waiting poll() returns at once, and SIGPIPE is ignored (writing to a worker
+// that died must not kill the parent). The destructor restores what was there before.
+class SignalScope {
+ public:
+  SignalScope() {
+    g_signal = 0;
+    struct sigaction stop {};
+    stop.sa_handler = on_stop_signal;
+    sigemptyset(&stop.sa_mask);
+    for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+      ::sigaction(kStopSignals[i], &stop, &saved_[i]);
+    }
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGPIPE, &ignore, &saved_pipe_);
+  }
+  ~SignalScope() {
+    for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+      ::sigaction(kStopSignals[i], &saved_[i], nullptr);
+    }
+    ::sigaction(SIGPIPE, &saved_pipe_, nullptr);
+  }
+  SignalScope(const SignalScope&) = delete;
+  SignalScope& operator=(const SignalScope&) = delete;
+
+ private:
+  struct sigaction saved_[std::size(kStopSignals)]{};
+  struct sigaction saved_pipe_ {};
+};
+
+// ---- The seed plan ----
+
+// A contiguous block of one recipe's seeds.
+struct Chunk {
+  size_t recipe = 0;   // index into todo
+  uint64_t index = 0;  // the chunk's number within the recipe's range
+  uint64_t first = 0;  // its seeds: first .. first + count - 1
+  uint64_t count = 0;
+};
+
+// Seeds per chunk: small enough that every job gets about eight chunks of a recipe (so the work
+// balances and a broken variant's search wastes little beyond its catch) and that the progress
+// line and an interrupt are not held up for long, large enough that the pipes are not the work.
+uint64_t chunk_seeds(uint64_t seeds, uint32_t jobs) {
+  constexpr uint64_t kMaxChunkSeeds = 256;
+  return std::clamp<uint64_t>(seeds / (uint64_t{jobs} * 8), 1, kMaxChunkSeeds);
+}
+
+// Every recipe's seeds cut into chunks: which chunk to run next, and the results so far, each
+// the append of the recipe's chunks from the first in seed order (however the chunks came back).
+// Invariants: (1) results_[i] covers exactly chunks 0 .. merged_ - 1 of recipe i; (2) a chunk is
+// handed out once (or again after retry()); (3) no chunk past a broken variant's lowest known
+// catching chunk is handed out, since its catch ends the search.
+class SeedPlan {
+ public:
+  SeedPlan(const std::vector<const recipes::RecipeInfo*>& todo, const CheckOptions& o)
+      : seeds_(o.seeds), first_seed_(o.first_seed), chunk_(chunk_seeds(o.seeds, o.jobs)) {
+    for (const recipes::RecipeInfo* r : todo) {
+      PerRecipe p;
+      p.result = empty_result(*r);
+      p.result.first_seed = o.first_seed;
+      p.chunks = (o.seeds + chunk_ - 1) / chunk_;
+      p.stop_after = p.chunks;
+      recipes_.push_back(std::move(p));
+    }
+  }
+
+  // The next chunk to run, in todo order and seed order; nullopt when every chunk is handed out.
+  std::optional<Chunk> next() {
+    if (!retry_.empty()) {
+      const Chunk c = retry_.front();
+      retry_.erase(retry_.begin());
+      return c;
+    }
+    for (; cursor_ < recipes_.size(); ++cursor_) {
+      PerRecipe& p = recipes_[cursor_];
+      if (p.handed < p.stop_after && !p.result.search_over()) {
+        Chunk c;
+        c.recipe = cursor_;
+        c.index = p.handed++;
+        c.first = first_seed_ + c.index * chunk_;
+        c.count = std::min(chunk_, seeds_ - c.index * chunk_);
+        return c;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Hands `c` out again (its worker stopped before answering).
+  void retry(const Chunk& c) { retry_.push_back(c); }
+
+  // `r`, the result of chunk `c`.
+  void deliver(const Chunk& c, RecipeResult r) {
+    seeds_run_ += r.seeds_run;
+    PerRecipe& p = recipes_[c.recipe];
+    if (p.result.search_over() || c.index >= p.stop_after) return;
+    if (r.search_over()) p.stop_after = c.index + 1;
+    p.pending_seeds += r.seeds_run;
+    p.pending.emplace(c.index, std::move(r));
+    for (auto it = p.pending.find(p.merged); it != p.pending.end(); it = p.pending.find(p.merged)) {
+      append_seeds(&p.result, it->second);
+      p.pending_seeds -= it->second.seeds_run;
+      p.pending.erase(it);
+      ++p.merged;
+      if (p.result.search_over()) {
+        p.pending.clear();
+        p.pending_seeds = 0;
+        break;
+      }
+    }
+  }
+
+  // Seeds run so far, including those of chunks whose results were not needed.
+  uint64_t seeds_run() const { return seeds_run_; }
+
+  // Seeds still to run at most (a broken variant's search may end sooner).
+  uint64_t seeds_left() const {
+    uint64_t left = 0;
+    for (const PerRecipe& p : recipes_) {
+      if (p.result.search_over()) continue;
+      const uint64_t bound = std::min(seeds_, p.stop_after * chunk_);
+      const uint64_t done = p.result.seeds_run + p.pending_seeds;
+      left += bound > done ? bound - done : 0;
+    }
+    return left;
+  }
+
+  std::vector<RecipeResult> results() const {
+    std::vector<RecipeResult> out;
+    for (const PerRecipe& p : recipes_) out.push_back(p.result);
+    return out;
+  }
+
+ private:
+  struct PerRecipe {
+    RecipeResult result;                       // chunks 0 .. merged - 1, appended
+    uint64_t chunks = 0;                       // how many the range is cut into
+    uint64_t handed = 0;                       // chunks 0 .. handed - 1 were handed out
+    uint64_t merged = 0;                       // chunks 0 .. merged - 1 are in `result`
+    uint64_t stop_after = 0;                   // chunks >= this are not needed
+    std::map<uint64_t, RecipeResult> pending;  // results that wait for an earlier chunk
+    uint64_t pending_seeds = 0;                // seeds run in `pending`
+  };
+  const uint64_t seeds_;
+  const uint64_t first_seed_;
+  const uint64_t chunk_;
+  std::vector<PerRecipe> recipes_;
+  size_t cursor_ = 0;  // recipes before it have every needed chunk handed out
+  std::vector<Chunk> retry_;
+  uint64_t seeds_run_ = 0;
+};
+
+// ---- The progress line ----
+
+// "1m05s": a duration for people.
+std::string human_seconds(double s) {
+  const uint64_t total = static_cast<uint64_t>(std::max(0.0, s) + 0.5);
+  char buf[32];
+  if (total < 60) {
+    std::snprintf(buf, sizeof buf, "%llus", static_cast<unsigned long long>(total));
+  } else if (total < 3600) {
+    std::snprintf(buf, sizeof buf, "%llum%02llus", static_cast<unsigned long long>(total / 60),
+                  static_cast<unsigned long long>(total % 60));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lluh%02llum", static_cast<unsigned long long>(total / 3600),
+                  static_cast<unsigned long long>(total % 3600 / 60));
+  }
+  return buf;
+}
+
+// The line "  checking: D seeds done, R seeds/s, about L to go, ETA T" on a terminal, rewritten
+// in place at most four times a second and wiped at the end.
+class ProgressLine {
+ public:
+  explicit ProgressLine(std::ostream* out) : out_(out), start_(host_seconds()) {}
+
+  void update(const SeedPlan& plan) {
+    if (out_ == nullptr) return;
+    constexpr double kInterval = 0.25;  // seconds between two updates at least
+    const double now = host_seconds();
+    if (now - last_ < kInterval) return;
+    last_ = now;
+    const double rate = static_cast<double>(plan.seeds_run()) / std::max(now - start_, 1e-9);
+    const uint64_t left = plan.seeds_left();
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "  checking: %llu seeds done, %.0f seeds/s, about %llu to go, ETA %s",
+                  static_cast<unsigned long long>(plan.seeds_run()), rate,
+                  static_cast<unsigned long long>(left),
+                  rate > 0 ? human_seconds(static_cast<double>(left) / rate).c_str() : "?");
+    const std::string text = buf;
+    *out_ << "\r" << text << std::string(width_ > text.size() ? width_ - text.size() : 0, ' ')
+          << std::flush;
+    width_ = text.size();
+  }
+
+  void clear() {
+    if (out_ == nullptr || width_ == 0) return;
+    *out_ << "\r" << std::string(width_, ' ') << "\r" << std::flush;
+    width_ = 0;
+  }
+
+ private:
+  std::ostream* out_;
+  double start_;
+  double last_ = 0;
+  size_t width_ = 0;  // of the line on screen
+};
+
+// ---- Workers ----
+
+struct Worker {
+  pid_t pid = -1;
+  int to = -1;                // task pipe, parent's end
+  int from = -1;              // result pipe, parent's end
+  std::optional<Chunk> busy;  // the chunk it runs
+  std::string buffer;         // what it sent after its last whole line
+
+  bool alive() const { return pid > 0; }
+};
+
+// A worker's life after fork(): reads "RECIPE FIRST COUNT" lines, answers each with a JSON line,
+// and exits when the task pipe closes. It ignores SIGINT (the parent decides what a Ctrl-C
+// stops) and dies of SIGTERM, SIGHUP and SIGPIPE (the parent is gone).
+[[noreturn]] void worker_main(int in, int out, const std::vector<const recipes::RecipeInfo*>& todo,
+                              const std::set<sim::FaultKind>& faults) {
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_DFL);
+  ::signal(SIGHUP, SIG_DFL);
+  ::signal(SIGPIPE, SIG_DFL);
+  std::string buffer;
+  std::string line;
+  char buf[256];
+  for (;;) {
+    while (!take_line(&buffer, &line)) {
+      const ssize_t n = ::read(in, buf, sizeof buf);
+      if (n == 0 || (n < 0 && errno != EINTR)) ::_exit(0);
+      if (n > 0) buffer.append(buf, static_cast<size_t>(n));
+    }
+    unsigned long long recipe = 0, first = 0, count = 0;
+    if (std::sscanf(line.c_str(), "%llu %llu %llu", &recipe, &first, &count) != 3 ||
+        recipe >= todo.size()) {
+      ::_exit(3);
+    }
+    write_all(out, encode(check_seeds(*todo[recipe], first, count, faults)).dump() + "\n");
+  }
+}
+
+// Forks `jobs` workers (fewer when fork or pipe fails; then the parent runs what is left).
+std::vector<Worker> start_workers(uint32_t jobs,
+                                  const std::vector<const recipes::RecipeInfo*>& todo,
+                                  const std::set<sim::FaultKind>& faults) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::vector<Worker> workers;
+  for (uint32_t w = 0; w < jobs; ++w) {
+    int task[2];
+    int result[2];
+    if (::pipe(task) != 0) break;
+    if (::pipe(result) != 0) {
+      ::close(task[0]);
+      ::close(task[1]);
+      break;
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      // The earlier workers' pipe ends must close here too, or they never see end-of-file.
+      for (const Worker& other : workers) {
+        ::close(other.to);
+        ::close(other.from);
+      }
+      ::close(task[1]);
+      ::close(result[0]);
+      worker_main(task[0], result[1], todo, faults);
+    }
+    ::close(task[0]);
+    ::close(result[1]);
+    if (pid < 0) {
+      ::close(task[1]);
+      ::close(result[0]);
+      break;
+    }
+    Worker worker;
+    worker.pid = pid;
+    worker.to = task[1];
+    worker.from = result[0];
+    workers.push_back(std::move(worker));
+  }
+  return workers;
+}
+
+// Closes the worker's pipes and reaps it; `kill`: sends it SIGTERM first (it may be mid-chunk).
+void stop_worker(Worker* w, bool kill) {
+  if (!w->alive()) return;
+  if (kill) ::kill(w->pid, SIGTERM);
+  ::close(w->to);
+  ::close(w->from);
+  int status = 0;
+  while (::waitpid(w->pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  w->pid = -1;
+  w->to = w->from = -1;
+}
+
+void stop_workers(std::vector<Worker>* workers, bool kill) {
+  for (Worker& w : *workers) stop_worker(&w, kill);
+}
+
+// Gives an idle worker the plan's next chunk (none left: it stays idle).
+void hand_out(Worker* w, SeedPlan* plan) {
+  const std::optional<Chunk> c = plan->next();
+  if (!c) return;
+  w->busy = c;
+  write_all(w->to, std::to_string(c->recipe) + " " + std::to_string(c->first) + " " +
+                       std::to_string(c->count) + "\n");
+}
+
+// Reads what the worker sent; its next whole line, or nullopt (not yet, or it died: then it is
+// reaped and no longer alive()).
+std::optional<std::string> receive(Worker* w) {
+  std::string line;
+  if (take_line(&w->buffer, &line)) return line;
+  char buf[4096];
+  const ssize_t n = ::read(w->from, buf, sizeof buf);
+  if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+    stop_worker(w, false);
+    return std::nullopt;
+  }
+  if (n > 0) w->buffer.append(buf, static_cast<size_t>(n));
+  if (take_line(&w->buffer, &line)) return line;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -116,74 +480,63 @@ std::string host_dir_problem(const std::string& dir) {
   return {};
 }
 
-std::vector<RecipeResult> check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo,
-                                               const CheckOptions& o, std::ostream* progress) {
-  std::vector<RecipeResult> results(todo.size());
-  const size_t jobs = std::min<size_t>(o.jobs, todo.size());
-  std::vector<int> fds(jobs, -1);
-  std::vector<pid_t> pids(jobs, -1);
-  if (jobs > 1) {
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(nullptr);
-    for (size_t w = 0; w < jobs; ++w) {
-      int p[2];
-      if (::pipe(p) != 0) break;
-      const pid_t pid = ::fork();
-      if (pid < 0) {
-        ::close(p[0]);
-        ::close(p[1]);
-        break;
+HostRun check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo,
+                             const CheckOptions& o, std::ostream* progress) {
+  SignalScope signals;
+  SeedPlan plan(todo, o);
+  ProgressLine line(progress);
+  auto run_here = [&](const Chunk& c) {
+    plan.deliver(c, check_seeds(*todo[c.recipe], c.first, c.count, o.faults));
+  };
+  std::vector<Worker> workers =
+      o.jobs > 1 ? start_workers(o.jobs, todo, o.faults) : std::vector<Worker>();
+  for (Worker& w : workers) hand_out(&w, &plan);
+  std::vector<pollfd> fds;
+  while (g_signal == 0) {
+    fds.clear();
+    for (const Worker& w : workers) {
+      if (w.busy) fds.push_back({w.from, POLLIN, 0});
+    }
+    if (fds.empty()) break;
+    if (::poll(fds.data(), fds.size(), 250) < 0 && errno != EINTR) break;
+    for (Worker& w : workers) {
+      const auto f =
+          std::find_if(fds.begin(), fds.end(), [&](const pollfd& p) { return p.fd == w.from; });
+      if (!w.busy || f == fds.end() || f->revents == 0 || g_signal != 0) continue;
+      const std::optional<std::string> reply = receive(&w);
+      RecipeResult r = empty_result(*todo[w.busy->recipe]);
+      r.first_seed = w.busy->first;
+      if (reply && decode(*reply, &r)) {
+        plan.deliver(*w.busy, std::move(r));
+        w.busy.reset();
+        hand_out(&w, &plan);
+      } else if (reply || !w.alive()) {
+        if (w.alive()) stop_worker(&w, true);  // it talks nonsense: treat it as dead
+        // It died (a crash or an assert in a seed): run its chunk here, where a seed that
+        // aborts aborts the run as it would with --jobs 1.
+        const Chunk c = *w.busy;
+        w.busy.reset();
+        run_here(c);
       }
-      if (pid == 0) {
-        ::close(p[0]);
-        for (size_t i = w; i < todo.size(); i += jobs) {
-          write_all(p[1], std::to_string(i) + " " +
-                              encode(check_recipe(*todo[i], o, nullptr)).dump() + "\n");
-        }
-        ::close(p[1]);
-        ::_exit(0);
-      }
-      ::close(p[1]);
-      fds[w] = p[0];
-      pids[w] = pid;
     }
+    line.update(plan);
   }
-  std::vector<bool> done(todo.size(), false);
-  for (size_t w = 0; w < jobs; ++w) {
-    if (fds[w] < 0) continue;
-    const std::string data = read_all(fds[w]);
-    ::close(fds[w]);
-    int status = 0;
-    ::waitpid(pids[w], &status, 0);
-    size_t start = 0;
-    while (start < data.size()) {
-      const size_t nl = std::min(data.find('\n', start), data.size());
-      const std::string line = data.substr(start, nl - start);
-      start = nl + 1;
-      const size_t sp = line.find(' ');
-      if (sp == std::string::npos) continue;
-      const size_t i = std::stoul(line.substr(0, sp));
-      if (i >= todo.size()) continue;
-      results[i].recipe = todo[i]->name;
-      if (decode(line.substr(sp + 1), &results[i])) done[i] = true;
-    }
-    if (progress != nullptr)
-      *progress << "\r  worker " << (w + 1) << "/" << jobs << " done" << std::flush;
+  for (Worker& w : workers) {
+    if (w.busy && g_signal == 0) plan.retry(*w.busy);
   }
-  // Whatever no worker delivered (jobs == 1, fork failed, a worker died) runs here.
-  for (size_t i = 0; i < todo.size(); ++i) {
-    if (!done[i]) {
-      results[i] = check_recipe(*todo[i], o, progress);
-      continue;
-    }
-    RecipeResult full = empty_result(*todo[i]);
-    full.seeds_run = results[i].seeds_run;
-    full.requests = results[i].requests;
-    for (int p = 0; p < kPropertyCount; ++p) full.properties[p] = results[i].properties[p];
-    results[i] = std::move(full);
+  stop_workers(&workers, g_signal != 0);
+  // Whatever no worker ran (--jobs 1, fork failed, the workers died) runs here.
+  while (g_signal == 0) {
+    const std::optional<Chunk> c = plan.next();
+    if (!c) break;
+    run_here(*c);
+    line.update(plan);
   }
-  return results;
+  line.clear();
+  HostRun run;
+  run.results = plan.results();
+  run.interrupted = g_signal != 0 ? signal_name(g_signal) : nullptr;
+  return run;
 }
 
 }  // namespace lockstep::properties

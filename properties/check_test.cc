@@ -1,6 +1,7 @@
 // Tests of the `lockstep check` engine (check_main): usage errors, the table, the JSON shape,
-// reproduction commands, that --jobs does not change the verdicts, and how failing seeds are
-// handed to the trace saver (a fake one here; cli/cli_test.cc checks the real files).
+// reproduction commands, seed ranges and their chunks, that --jobs does not change the output,
+// and how failing seeds are handed to the trace saver (a fake one here; cli/cli_test.cc checks
+// the real files, the progress line and interrupts).
 #include "properties/check.h"
 
 #include <gtest/gtest.h>
@@ -8,10 +9,13 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "properties/scenario.h"
 
 namespace lockstep::properties {
 namespace {
@@ -70,6 +74,217 @@ TEST(CheckMain, UsageErrorsExitTwoWithAReason) {
   EXPECT_EQ(o.code, 2);
   o = run({"--json=yes"});
   EXPECT_EQ(o.code, 2);
+}
+
+// --first-seed takes a non-negative number below 2^63 and does not go with --seed; anything else
+// is a usage error (exit 2) that names the flag and what was wrong.
+TEST(CheckMain, FirstSeedUsageErrorsExitTwoWithAReason) {
+  for (const char* bad : {"-1", "x", "", "9223372036854775808", "99999999999999999999"}) {
+    const Outcome o = run({"--first-seed", bad});
+    EXPECT_EQ(o.code, 2) << bad;
+    EXPECT_NE(o.err.find("--first-seed needs a non-negative number below 2^63, got '" +
+                         std::string(bad) + "'"),
+              std::string::npos)
+        << o.err;
+  }
+  EXPECT_EQ(run({"--first-seed"}).code, 2);
+  const Outcome both = run({"--recipe", "exclusive", "--first-seed", "5", "--seed", "7"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("--first-seed starts a range of --seeds N and --seed S runs one seed"),
+            std::string::npos)
+      << both.err;
+}
+
+// The faults under which broken/no-sync-recheck is caught (a lost delete reply read back from a
+// lagging server), as the CLI spells them and as a set.
+const std::vector<std::string> kLaggingLostReply = {"--faults", "lagging-follower,lost-reply"};
+
+std::set<sim::FaultKind> lagging_lost_reply() {
+  std::set<sim::FaultKind> faults;
+  for (const char* name : {"lagging-follower", "lost-reply"}) {
+    sim::FaultKind k;
+    EXPECT_TRUE(parse_fault_name(name, &k)) << name;
+    faults.insert(k);
+  }
+  return faults;
+}
+
+// The seed that catches broken/no-sync-recheck under those faults, searching from seed 1.
+uint64_t no_sync_recheck_catch() {
+  const RecipeResult r =
+      check_seeds(*recipes::find_recipe("broken/no-sync-recheck"), 1, 2000, lagging_lost_reply());
+  EXPECT_TRUE(r.search_over()) << "broken/no-sync-recheck was not caught in 2000 seeds";
+  return r.first_failing_seed().value_or(0);
+}
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// --first-seed S --seeds N runs exactly seeds S..S+N-1: the JSON reports that range, a catch at
+// seed C (the lowest from seed 1) is found at C again from C-3, and a range starting after C does
+// not report C.
+TEST(CheckMain, FirstSeedRunsTheRangeFromThere) {
+  const uint64_t c = no_sync_recheck_catch();
+  ASSERT_GT(c, 3u);
+  const Outcome o = run(concat({"--recipe", "broken/no-sync-recheck", "--recipe", "fair-mutex",
+                                "--first-seed", std::to_string(c - 3), "--seeds", "10", "--json"},
+                               kLaggingLostReply));
+  const nlohmann::json doc = nlohmann::json::parse(o.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << o.out;
+  EXPECT_EQ(doc["first_seed"], c - 3);
+  EXPECT_EQ(doc["last_seed"], c + 6);
+  EXPECT_EQ(doc["interrupted"], false);
+  const nlohmann::json& broken = doc["results"][0];
+  EXPECT_EQ(broken["seed"], c) << o.out;
+  EXPECT_EQ(broken["first_seed"], c - 3);
+  EXPECT_EQ(broken["last_seed"], c);  // its search ends at the catch
+  EXPECT_EQ(broken["seeds_run"], 4u);
+  EXPECT_EQ(broken["complete"], true);
+  const nlohmann::json& fair = doc["results"][1];
+  EXPECT_EQ(fair["first_seed"], c - 3);
+  EXPECT_EQ(fair["last_seed"], c + 6);
+  EXPECT_EQ(fair["seeds_run"], 10u);
+  const Outcome after = run(concat({"--recipe", "broken/no-sync-recheck", "--first-seed",
+                                    std::to_string(c + 1), "--seeds", "5", "--json"},
+                                   kLaggingLostReply));
+  const nlohmann::json later = nlohmann::json::parse(after.out, nullptr, false);
+  ASSERT_FALSE(later.is_discarded()) << after.out;
+  EXPECT_NE(later["results"][0]["seed"], c) << after.out;
+}
+
+// The printed `reproduce:` command carries the run's --faults; run through check, its arguments
+// reproduce the same violation (same message) at the same seed. --json carries the same command.
+TEST(CheckMain, ReproduceLineCarriesFaultsAndReproduces) {
+  const Outcome o =
+      run(concat({"--recipe", "broken/no-sync-recheck", "--seeds", "2000"}, kLaggingLostReply));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      o.out, m,
+      std::regex("\n(caught   broken/no-sync-recheck [^\n]*)\n  reproduce: \\./lockstep check "
+                 "([^\n]*)\n")))
+      << o.out;
+  const std::string violation = m[1].str();
+  std::vector<std::string> args;
+  std::istringstream words(m[2].str());
+  for (std::string w; words >> w;) args.push_back(w);
+  const std::string seed = std::to_string(no_sync_recheck_catch());
+  EXPECT_EQ(args, (std::vector<std::string>{"--recipe", "broken/no-sync-recheck", "--seed", seed,
+                                            "--faults", "lost-reply,lagging-follower"}));
+  const Outcome again = run(args);
+  EXPECT_EQ(again.code, 0) << again.out;
+  EXPECT_NE(again.out.find("\n" + violation + "\n"), std::string::npos) << violation << "\nin:\n"
+                                                                        << again.out;
+
+  const Outcome j = run(concat({"--recipe", "broken/no-sync-recheck", "--seeds", "2000", "--json"},
+                               kLaggingLostReply));
+  const nlohmann::json doc = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  EXPECT_EQ(doc["results"][0]["reproduce"], "./lockstep check " + m[2].str());
+  // --faults none reproduces as --faults none.
+  EXPECT_NE(run({"--recipe", "broken/sort-by-name", "--faults", "none", "--seeds", "100"})
+                .out.find(" --faults none\n"),
+            std::string::npos);
+}
+
+// Serialises what check_seeds and append_seeds compute, for comparisons.
+std::string summary(const RecipeResult& r) {
+  std::string s = r.recipe + " first=" + std::to_string(r.first_seed) +
+                  " run=" + std::to_string(r.seeds_run) + " requests=" + std::to_string(r.requests);
+  for (const PropertyResult& p : r.properties) {
+    s += " [" + std::to_string(p.judged) + " " + (p.seed ? std::to_string(*p.seed) : "-") + " " +
+         p.message + "]";
+  }
+  return s;
+}
+
+// Appending a chunk adds its counts and keeps each property's lowest violating seed (the one
+// already there beats a later chunk's; a property clean so far takes the chunk's).
+TEST(CheckSeeds, AppendKeepsTheLowestViolatingSeed) {
+  RecipeResult acc = empty_result(*recipes::find_recipe("fair-mutex"));
+  acc.first_seed = 10;
+  acc.seeds_run = 5;
+  acc.requests = 100;
+  acc.properties[0] = {5, 12, "first"};
+  acc.properties[1] = {4, std::nullopt, ""};
+  RecipeResult next = empty_result(*recipes::find_recipe("fair-mutex"));
+  next.first_seed = 15;
+  next.seeds_run = 3;
+  next.requests = 7;
+  next.properties[0] = {3, 16, "later"};
+  next.properties[1] = {2, 17, "second"};
+  append_seeds(&acc, next);
+  EXPECT_EQ(acc.first_seed, 10u);
+  EXPECT_EQ(acc.seeds_run, 8u);
+  EXPECT_EQ(acc.requests, 107u);
+  EXPECT_EQ(acc.properties[0].judged, 8u);
+  EXPECT_EQ(acc.properties[0].seed, 12u);
+  EXPECT_EQ(acc.properties[0].message, "first");
+  EXPECT_EQ(acc.properties[1].judged, 6u);
+  EXPECT_EQ(acc.properties[1].seed, 17u);
+  EXPECT_EQ(acc.properties[1].message, "second");
+}
+
+// A broken variant's seeds run as contiguous chunks appended in order equal the range run at
+// once when the catch falls inside a middle chunk: the search ends at the catch in both, and a
+// range that does not reach the catch is not over.
+TEST(CheckSeeds, ChunksAppendedInOrderEqualOneRun) {
+  const uint64_t c = no_sync_recheck_catch();
+  ASSERT_GT(c, 3u);
+  const recipes::RecipeInfo& broken = *recipes::find_recipe("broken/no-sync-recheck");
+  const std::set<sim::FaultKind> faults = lagging_lost_reply();
+  const RecipeResult whole = check_seeds(broken, 1, c + 20, faults);
+  ASSERT_TRUE(whole.search_over());
+  EXPECT_EQ(whole.seeds_run, c);
+  RecipeResult chunked = check_seeds(broken, 1, c - 2, faults);
+  ASSERT_FALSE(chunked.search_over());
+  append_seeds(&chunked, check_seeds(broken, c - 1, 5, faults));
+  EXPECT_TRUE(chunked.search_over());
+  EXPECT_EQ(summary(chunked), summary(whole));
+}
+
+// The table (less its timing line), the JSON (less its rates), the exit status and the traces
+// handed to the saver are the same byte for byte with --jobs 1 and --jobs 3, over a range in
+// which a broken variant is caught only after many chunks (no-sync-recheck), others early, and
+// recipes that run every seed.
+TEST(CheckMain, JobsGiveTheSameOutputByteForByte) {
+  const uint64_t c = no_sync_recheck_catch();
+  const std::string seeds = std::to_string(c + 40);
+  struct Run {
+    int code = 0;
+    std::string out;
+    std::vector<std::string> saved;
+  };
+  auto check = [&](const std::string& jobs, bool json) {
+    FakeSaver fake;
+    std::vector<std::string> args = {"--recipe", "exclusive",
+                                     "--recipe", "broken/no-sync-recheck",
+                                     "--recipe", "broken/seed001-exclusive",
+                                     "--recipe", "broken/release-forgets-node",
+                                     "--recipe", "fair-mutex",
+                                     "--seeds",  seeds,
+                                     "--jobs",   jobs};
+    if (json) args.push_back("--json");
+    const Outcome o = run(concat(args, kLaggingLostReply), fake.saver());
+    Run r{o.code, o.out, fake.calls};
+    // The timing line and the rates are the only things allowed to differ.
+    r.out = std::regex_replace(r.out, std::regex("\n[0-9]+ recipes, [^\n]*\n"), "\n");
+    r.out = std::regex_replace(r.out, std::regex("\"seeds_per(_cpu)?_second\": [0-9.e+-]+"), "");
+    return r;
+  };
+  for (const bool json : {false, true}) {
+    const Run one = check("1", json);
+    const Run three = check("3", json);
+    EXPECT_EQ(three.code, one.code);
+    EXPECT_EQ(three.out, one.out);
+    EXPECT_EQ(three.saved, one.saved);
+    EXPECT_FALSE(one.saved.empty());
+  }
+  EXPECT_NE(check("3", false)
+                .out.find("caught   broken/no-sync-recheck mutual-exclusion at seed " +
+                          std::to_string(c) + ":"),
+            std::string::npos);
 }
 
 // A broken variant that is caught makes a successful run (exit 0), and its row and the
