@@ -10,6 +10,7 @@
 
 #include "properties/scenario.h"
 #include "sim/world.h"
+#include "zk/invariant.h"
 
 namespace lockstep::properties {
 namespace {
@@ -82,6 +83,14 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
   wo.servers = s.servers;
   wo.record_log = keep_event_log;
   auto world = std::make_unique<sim::World>(wo, std::move(strategy));
+  // An invariant that fires inside this run names the run and how far it got.
+  const sim::World* w = world.get();
+  InvariantContext context([&s, w] {
+    return "in the simulated run of scenario seed " + std::to_string(s.seed) + " (" +
+           std::to_string(s.workload.clients) + " clients, " + std::to_string(s.servers) +
+           " servers) at t=" + std::to_string(w->now().us) + "us, simulator event #" +
+           std::to_string(w->events_executed());
+  });
   world->log().set_recording(keep_event_log);
   if (keep_event_log && expected_events != nullptr) world->log().expect(expected_events);
   for (uint32_t c = 1; c <= s.workload.clients; ++c) {

@@ -1,7 +1,7 @@
 #include "sim/client.h"
 
 #include <algorithm>
-#include <cassert>
+#include "zk/invariant.h"
 #include <cstdio>
 #include <utility>
 
@@ -79,7 +79,7 @@ void ClientImpl::run(const Event& e) {
       return;
     }
     case EventTag::kClientTimer: on_client_timer(static_cast<ClientTimer>(e.a)); return;
-    default: assert(false && "not a client event");
+    default: LOCKSTEP_ASSERT(false && "not a client event");
   }
 }
 
@@ -154,7 +154,7 @@ void ClientImpl::send(Pending& p) {
   }
   p.sent = true;
   Connection* c = w_.conn(conn_);
-  assert(c != nullptr);
+  LOCKSTEP_ASSERT(c != nullptr);
   UpMsg m;
   m.type = UpType::kRequest;
   m.req = std::move(p.req);  // keeps op/xid/flags; the server echoes the path back
@@ -342,10 +342,13 @@ void ClientImpl::on_reply(DownMsg& m) {
   }
   const bool matches =
       !pending_.empty() && pending_.front().sent && pending_.front().req.xid == m.xid;
-  assert(matches && "replies arrive in request order");
+  LOCKSTEP_ASSERT(matches && "replies arrive in request order");
   if (!matches) return;  // never completes the wrong request, even without asserts
   Pending p = std::move(pending_.front());
   pending_.pop_front();
+  LOCKSTEP_ASSERT_MSG(m.zxid >= last_zxid_,
+                      "c" + std::to_string(index_) + " read zxid " + std::to_string(m.zxid.value) +
+                          " after it had seen " + std::to_string(last_zxid_.value));
   if (m.zxid > last_zxid_) last_zxid_ = m.zxid;
   w_.log(index_, "reply", static_cast<uint64_t>(m.op), static_cast<uint64_t>(m.err), m.path,
          [&] { return std::string(op_name(m.op)) + " " + zk::error_name(m.err) + " " + m.path; });
@@ -395,6 +398,15 @@ void ClientImpl::session_event(SessionState s) {
     sub.post(
         zk::Result<zk::WatchEvent>{Error::kOk, zk::WatchEvent{zk::EventType::kSession, s, "", {}}});
   }
+}
+
+bool ClientImpl::note_herd_notification(zk::Zxid zxid) {
+  std::erase_if(herd_notified_, [&](zk::Zxid z) { return z <= last_zxid_; });
+  if (std::find(herd_notified_.begin(), herd_notified_.end(), zxid) != herd_notified_.end()) {
+    return false;
+  }
+  herd_notified_.push_back(zxid);
+  return true;
 }
 
 // ---- connection state machine ----
@@ -560,7 +572,7 @@ void ClientImpl::fault_abandon() {
 
 void ClientImpl::set_paused(bool on) {
   paused_ = on;
-  w_.update_heard(id_);
+  w_.update_heard_of_client(index_);
   if (on) return;
   std::vector<Event> later = std::move(deferred_);
   deferred_.clear();
@@ -572,7 +584,7 @@ void ClientImpl::set_paused(bool on) {
 
 void ClientImpl::set_partitioned(bool on) {
   partitioned_ = on;
-  w_.update_heard(id_);
+  w_.update_heard_of_client(index_);
   if (on) {
     if (conn_ != 0) arm(ClientTimer::kDetect, now() + timeout_ * 2 / 3);
     return;
@@ -590,7 +602,7 @@ void ClientImpl::crash() {
   crashed_ = true;
   close_connections();
   deferred_.clear();
-  w_.update_heard(id_);
+  w_.update_heard_of_client(index_);
 }
 
 }  // namespace lockstep::sim

@@ -89,6 +89,9 @@ class ClientImpl final : public Client, public zk::Executor {
   bool quiescent() const { return pending_.empty() && queued_resumes_ == 0; }
   Duration extra_delay(Time at) const;
   zk::Zxid herd_zxid;  // the delete whose notification this client is reacting to (0: none)
+  // Herd accounting: false when this client was already notified of the delete `zxid` (a
+  // redelivery after failing over to a lagging server, see HerdRecord::redeliveries).
+  bool note_herd_notification(zk::Zxid zxid);
 
   // ---- faults ----
   void fault_connection_loss();
@@ -162,6 +165,9 @@ class ClientImpl final : public Client, public zk::Executor {
   std::vector<zk::SessionEvents> subscribers_;
   std::vector<zk::TaskHandle> named_tasks_;
   std::vector<Delay> delays_;
+  // Deletes this client was notified of that are newer than its last seen zxid: only those can
+  // be notified again (a server it can still fail over to may not have applied them yet).
+  std::vector<zk::Zxid> herd_notified_;
   uint64_t requests_sent_ = 0;
   bool crashed_ = false;
   bool paused_ = false;

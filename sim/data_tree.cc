@@ -1,7 +1,7 @@
 #include "sim/data_tree.h"
 
 #include <algorithm>
-#include <cassert>
+#include "zk/invariant.h"
 
 #include "zk/random.h"
 
@@ -201,7 +201,7 @@ void DataTree::apply(const Txn& txn, std::vector<Trigger>* triggers) {
 void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
   const std::string_view parent_path = parent_of(txn.path);
   Node* parent = find_mut(parent_path);
-  assert(parent != nullptr);
+  LOCKSTEP_ASSERT(parent != nullptr);
   const std::string_view name = name_of(txn.path);
   parent->children.emplace(child_key(name), std::string(name));
   parent->stat.cversion++;
@@ -213,6 +213,7 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
   node.stat.czxid = node.stat.mzxid = node.stat.pzxid = txn.zxid;
   node.stat.ctime_ms = node.stat.mtime_ms = txn.time.us / 1000;
   node.stat.ephemeral_owner = txn.session;
+  if (txn.session.valid()) ++ephemerals_[txn.session.value];
   node.stat.data_length = static_cast<int32_t>(txn.data.size());
   nodes_.emplace(txn.path, std::move(node));  // may rehash: `parent` is not used after this
   triggers->push_back(Trigger{txn.path, zk::EventType::kCreated});
@@ -221,11 +222,17 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
 
 void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Trigger>* triggers) {
   auto it = nodes_.find(path);
-  assert(it != nodes_.end());
+  LOCKSTEP_ASSERT(it != nodes_.end());
+  LOCKSTEP_ASSERT(it->second.children.empty());  // invariant 1: no node loses its parent
+  if (const zk::SessionId owner = it->second.stat.ephemeral_owner; owner.valid()) {
+    auto e = ephemerals_.find(owner.value);
+    LOCKSTEP_ASSERT(e != ephemerals_.end() && e->second > 0);
+    if (--e->second == 0) ephemerals_.erase(e);
+  }
   nodes_.erase(it);
   const std::string_view parent_path = parent_of(path);
   Node* parent = find_mut(parent_path);
-  assert(parent != nullptr);
+  LOCKSTEP_ASSERT(parent != nullptr);
   const std::string_view name = name_of(path);
   parent->children.erase(std::make_pair(child_key(name), std::string(name)));
   parent->stat.cversion++;
@@ -237,13 +244,18 @@ void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Tr
 
 void DataTree::apply_set(const Txn& txn, std::vector<Trigger>* triggers) {
   Node* node = find_mut(txn.path);
-  assert(node != nullptr);
+  LOCKSTEP_ASSERT(node != nullptr);
   node->data = txn.data;
   node->stat.mzxid = txn.zxid;
   node->stat.mtime_ms = txn.time.us / 1000;
   node->stat.version++;
   node->stat.data_length = static_cast<int32_t>(txn.data.size());
   triggers->push_back(Trigger{txn.path, zk::EventType::kDataChanged});
+}
+
+uint32_t DataTree::ephemeral_count(zk::SessionId owner) const {
+  auto it = ephemerals_.find(owner.value);
+  return it == ephemerals_.end() ? 0 : it->second;
 }
 
 std::vector<std::string> DataTree::children_in_order(const Node& node) const {

@@ -81,6 +81,10 @@ class DataTree {
   void apply(const Txn& txn, std::vector<Trigger>* triggers);
 
   std::vector<std::string> children_in_order(const Node& node) const;
+  // Ephemeral nodes per owning session (only sessions that own one), for the invariant that
+  // no ephemeral outlives its session.
+  const std::map<uint64_t, uint32_t>& ephemeral_owners() const { return ephemerals_; }
+  uint32_t ephemeral_count(zk::SessionId owner) const;
   void set_sequence_counter(std::string_view parent, int32_t next);
 
  private:
@@ -96,6 +100,7 @@ class DataTree {
 
   std::unordered_map<std::string, Node, Hash, std::equal_to<>> nodes_;  // lookups only
   uint64_t salt_;
+  std::map<uint64_t, uint32_t> ephemerals_;  // owner session -> ephemeral nodes it owns (> 0)
 };
 
 }  // namespace lockstep::sim

@@ -219,5 +219,37 @@ TEST(DeterminismTest, SourcesAreFreeOfBannedTokens) {
   EXPECT_GT(files, 10);
 }
 
+// The standard assert vanishes under NDEBUG (both builds define it): no library source of the
+// simulator, the contract, the recipes, the checkers, traces or explore may use it; invariants
+// go through LOCKSTEP_ASSERT (zk/invariant.h), which stays on. Tests may use what they like.
+TEST(DeterminismTest, LibrariesUseTheProjectsAssertNotTheStandardOne) {
+  namespace fs = std::filesystem;
+  int files = 0;
+  for (const char* dir : {"sim", "recipes", "properties", "zk", "traces", "explore"}) {
+    const fs::path root = fs::path(LOCKSTEP_SOURCE_DIR) / dir;
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+      const std::string name = entry.path().filename().string();
+      const std::string ext = entry.path().extension().string();
+      if (!entry.is_regular_file() || (ext != ".h" && ext != ".cc")) continue;
+      if (name.find("_test") != std::string::npos) continue;
+      std::ifstream in(entry.path());
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n) {
+        if (line.find("<cassert>") != std::string::npos) {
+          ADD_FAILURE() << entry.path() << ":" << n << " includes <cassert>";
+        }
+        for (size_t pos = line.find("assert("); pos != std::string::npos;
+             pos = line.find("assert(", pos + 1)) {
+          if (pos == 0 || !ident_char(line[pos - 1])) {
+            ADD_FAILURE() << entry.path() << ":" << n << " uses assert(: use LOCKSTEP_ASSERT";
+          }
+        }
+      }
+      ++files;
+    }
+  }
+  EXPECT_GT(files, 40);
+}
+
 }  // namespace
 }  // namespace lockstep::sim

@@ -1,5 +1,5 @@
 // Faults as data: inject() queues one; start_fault / end_fault carry it out.
-#include <cassert>
+#include "zk/invariant.h"
 
 #include "sim/client.h"
 #include "sim/world_impl.h"
@@ -36,7 +36,7 @@ std::string describe(const Fault& f) {
 }
 
 void World::Impl::inject(Fault f) {
-  assert(f.at >= now());
+  LOCKSTEP_ASSERT(f.at >= now());
   faults_.push_back(std::move(f));
   const Fault& g = faults_.back();
   push(Event{g.at, 0, EventTag::kFault, 0, faults_.size() - 1, 0});
@@ -49,7 +49,7 @@ void World::Impl::start_fault(size_t index) {
   const bool needs_client = f.kind != FaultKind::kLaggingFollower &&
                             f.kind != FaultKind::kServerRestart &&
                             f.kind != FaultKind::kForeignChild;
-  assert(!needs_client || (f.client >= 1 && f.client <= client_count()));
+  LOCKSTEP_ASSERT(!needs_client || (f.client >= 1 && f.client <= client_count()));
   if (needs_client && client(f.client).crashed()) return;
   switch (f.kind) {
     case FaultKind::kConnectionLoss: client(f.client).fault_connection_loss(); break;
@@ -60,12 +60,12 @@ void World::Impl::start_fault(size_t index) {
     case FaultKind::kPartition: client(f.client).set_partitioned(true); break;
     case FaultKind::kDelay: client(f.client).add_delay(f.extra, now() + f.duration); break;
     case FaultKind::kLaggingFollower:
-      assert(f.server >= 1 && f.server <= servers_.size());
+      LOCKSTEP_ASSERT(f.server >= 1 && f.server <= servers_.size());
       server(f.server).lag = f.extra;
       server(f.server).lag_until = now() + f.duration;
       break;
     case FaultKind::kServerRestart:
-      assert(f.server >= 1 && f.server <= servers_.size());
+      LOCKSTEP_ASSERT(f.server >= 1 && f.server <= servers_.size());
       server_restart_begin(f.server);
       break;
     case FaultKind::kCancel: client(f.client).cancel_task(f.name); break;

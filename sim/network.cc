@@ -1,6 +1,5 @@
 // Connections and their two FIFO channels.
 #include <algorithm>
-#include <cassert>
 
 #include "sim/client.h"
 #include "sim/world_impl.h"

@@ -10,7 +10,7 @@
 // `size` slots starting at `head`, wrapping around the end of the buffer.
 #pragma once
 
-#include <cassert>
+#include "zk/invariant.h"
 #include <cstddef>
 #include <iterator>
 #include <memory>
@@ -65,7 +65,7 @@ class RingQueue {
   }
   // REQUIRES: !empty().
   void pop_front() {
-    assert(size_ > 0);
+    LOCKSTEP_ASSERT(size_ > 0);
     std::destroy_at(data_ + head_);
     head_ = (head_ + 1) & (cap_ - 1);
     --size_;

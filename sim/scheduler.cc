@@ -1,7 +1,7 @@
 #include "sim/scheduler.h"
 
 #include <algorithm>
-#include <cassert>
+#include "zk/invariant.h"
 #include <string>
 
 namespace lockstep::sim {
@@ -77,7 +77,7 @@ uint32_t Scheduler::choose(ChoiceKind kind, uint32_t n) {
 }
 
 void Scheduler::record(ChoiceKind kind, uint32_t n, uint32_t chosen) {
-  assert(chosen < n);
+  LOCKSTEP_ASSERT(chosen < n);
   decisions_.push_back(Decision{kind, n, chosen});
   const uint64_t packed =
       (static_cast<uint64_t>(kind) << 56) ^ (static_cast<uint64_t>(n) << 24) ^ chosen;
@@ -232,8 +232,8 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
 }
 
 void Scheduler::advance_to(Time t) {
-  assert(t >= now_);
-  assert(ready_.empty());
+  LOCKSTEP_ASSERT(t >= now_);
+  LOCKSTEP_ASSERT(ready_.empty());
   now_ = t;
 }
 

@@ -1,6 +1,6 @@
 // The ensemble: requests, the leader, applies, watches, sessions and their expiry.
 #include <algorithm>
-#include <cassert>
+#include "zk/invariant.h"
 #include <cstdio>
 
 #include "sim/client.h"
@@ -77,7 +77,11 @@ void World::Impl::server_connect(Connection& c, UpMsg& m) {
     rec.id = id;
     rec.client = c.client;
     rec.timeout = std::clamp(m.timeout, opt_.tick * 2, opt_.tick * 20);
-    sessions_.emplace(id.value, rec);
+    rec.last_packet = now();
+    // A new session starts unheard with its expiry armed from this connect: if its client is
+    // already paused or unreachable, nothing else would ever arm it (update_heard only acts
+    // on a change), and the server would keep it, and its ephemerals, forever.
+    arm_expiry(sessions_.emplace(id.value, rec).first->second, now());
     log(c.client, "new-session", id.value, rec.timeout.us, {}, [&] {
       return "s" + std::to_string(c.server) + " session " + hex(id.value) + " timeout " +
              zk::to_string(rec.timeout);
@@ -191,7 +195,7 @@ void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
       break;
     case Op::kDelete: err = tree.prepare_delete(r.path, r.version, txn, true); break;
     case Op::kSetData: err = tree.prepare_set(r.path, r.data, r.version, txn, true); break;
-    default: assert(false && "not a mutation");
+    default: LOCKSTEP_ASSERT(false && "not a mutation");
   }
   e.reply.err = err;
   if (err != Error::kOk) {
@@ -205,6 +209,8 @@ void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
 }
 
 zk::Zxid World::Impl::commit(Txn txn) {
+  LOCKSTEP_ASSERT(txn.type != TxnType::kCreate || !txn.session.valid() ||
+                  sessions_.count(txn.session.value) != 0);  // no ephemeral of a dead session
   zxid_.value++;
   txn.zxid = zxid_;
   txn.time = now();
@@ -235,7 +241,7 @@ void World::Impl::apply_follower(uint32_t server_id, zk::Zxid upto) {
   if (!f.up) return;
   while (f.applied < upto && !txlog_.empty()) {
     const int64_t index = f.applied.value + 1 - txlog_.front().zxid.value;
-    assert(index >= 0 && index < static_cast<int64_t>(txlog_.size()));
+    LOCKSTEP_ASSERT(index >= 0 && index < static_cast<int64_t>(txlog_.size()));
     apply_at(f, txlog_[static_cast<size_t>(index)]);
   }
   trim_log();
@@ -254,10 +260,16 @@ void World::Impl::apply_at(Server& s, const Txn& txn) {
                txn_name(txn.type) + " " +
                (txn.type == TxnType::kKillSession ? hex(txn.session.value) : txn.path);
       });
+  LOCKSTEP_ASSERT_MSG(txn.zxid.value == s.applied.value + 1,
+                      "s" + std::to_string(s.id) + " applies zxid " +
+                          std::to_string(txn.zxid.value) + " after " +
+                          std::to_string(s.applied.value));  // zxids only grow, none skipped
   if (txn.type == TxnType::kKillSession) drop_watches(s, txn.session.value);
   triggers_.clear();
   s.tree.apply(txn, &triggers_);
   s.applied = txn.zxid;
+  LOCKSTEP_ASSERT(txn.type != TxnType::kKillSession ||
+                  s.tree.ephemeral_count(txn.session) == 0);  // expiry deletes every ephemeral
   for (const Trigger& t : triggers_) fire(s, t, txn.zxid);  // fire() never applies
   if (s.blocked.empty()) return;
   std::vector<uint64_t> blocked(s.blocked.begin(), s.blocked.end());
@@ -373,16 +385,55 @@ void World::Impl::update_heard(zk::SessionId id) {
   if (heard == s.heard) return;
   s.heard = heard;
   ++s.token;
+  s.expires_at = Time{};
   if (heard) return;
   const uint32_t phase = choose(ChoiceKind::kPingPhase, 4);
   arm_expiry(s, std::max(now() - s.timeout / 3 * phase / 3, s.last_packet));
 }
 
 void World::Impl::arm_expiry(SessionRec& s, Time last_heard) {
+  LOCKSTEP_ASSERT(last_heard <= now());
+  LOCKSTEP_ASSERT(!s.heard);
   const int64_t tick = opt_.tick.us;
   const Time deadline = last_heard + s.timeout;
   const Time at{(deadline.us / tick + 1) * tick};
+  LOCKSTEP_ASSERT(at <= last_heard + s.timeout + opt_.tick);
+  s.expires_at = at;
   push(Event{at, 0, EventTag::kExpire, 0, s.id.value, s.token});
+}
+
+void World::Impl::update_heard_of_client(uint32_t client) {
+  for (auto& [id, rec] : sessions_) {
+    if (rec.client == client) update_heard(rec.id);
+  }
+}
+
+// Invariants of the ensemble's session table, checked as the run goes (STYLE rule 11):
+//   - the lazy heartbeat model is consistent: a session is marked heard exactly when its client
+//     is connected to it, running and reachable;
+//   - a session nobody hears is expired by the server no later than its last heartbeat plus the
+//     timeout plus one tick (while every server is up: a restart defers expiry);
+//   - every ephemeral node on the leader belongs to a live session.
+void World::Impl::check_sessions() {
+  for (const auto& [id, rec] : sessions_) {
+    LOCKSTEP_ASSERT_MSG(rec.heard == is_heard(rec),
+                        "session " + hex(id) + " of c" + std::to_string(rec.client) +
+                            (rec.heard ? " is marked heard but its client cannot reach it"
+                                       : " is marked unheard but its client is connected"));
+    if (rec.heard || servers_down_ > 0) continue;
+    LOCKSTEP_ASSERT_MSG(rec.expires_at != Time{},
+                        "session " + hex(id) + " of c" + std::to_string(rec.client) +
+                            " is unheard and no expiry is armed for it");
+    LOCKSTEP_ASSERT_MSG(now() <= rec.expires_at,
+                        "session " + hex(id) + " of c" + std::to_string(rec.client) +
+                            " should have expired at t=" + std::to_string(rec.expires_at.us) + "us" +
+                            " and is still alive at t=" + std::to_string(now().us) + "us");
+  }
+  for (const auto& [owner, count] : leader().tree.ephemeral_owners()) {
+    LOCKSTEP_ASSERT_MSG(sessions_.count(owner) != 0,
+                        std::to_string(count) + " ephemeral node(s) outlive session " +
+                            hex(owner));
+  }
 }
 
 void World::Impl::expire_event(const Event& e) {

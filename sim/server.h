@@ -45,6 +45,7 @@ struct SessionRec {
   bool heard = false;   // heartbeats reach the ensemble
   Time last_packet{};   // when the session's last request or connect reached a server
   uint64_t token = 0;   // bumps cancel a pending expiry event
+  Time expires_at{};    // while !heard: when the armed expiry event (this token's) runs
 };
 
 }  // namespace lockstep::sim

@@ -1,6 +1,6 @@
 // World: construction, the run loop, event dispatch, and inspection.
 #include <algorithm>
-#include <cassert>
+#include "zk/invariant.h"
 
 #include "sim/client.h"
 #include "sim/world_impl.h"
@@ -12,7 +12,7 @@ World::Impl::Impl(WorldOptions options, std::unique_ptr<Strategy> strategy)
       strategy_(strategy ? std::move(strategy) : make_random_strategy(opt_.seed)),
       sched_(strategy_.get(), &log_),
       ids_(zk::Prng(opt_.seed).split("session-ids")) {
-  assert(opt_.servers >= 1 && opt_.servers < 256);
+  LOCKSTEP_ASSERT(opt_.servers >= 1 && opt_.servers < 256);
   log_.set_recording(opt_.record_log);
   salt_ = choose(ChoiceKind::kChildOrder, UINT32_MAX);
   for (uint32_t i = 1; i <= opt_.servers; ++i) {
@@ -98,6 +98,10 @@ bool World::Impl::step(Time limit) {
   dispatch(e);
   ++events_executed_;
   if (!graveyard_.empty()) bury();
+  if (now() >= next_check_) {
+    check_sessions();
+    next_check_ = now() + opt_.tick;
+  }
   return true;
 }
 
@@ -105,11 +109,13 @@ void World::Impl::run_until(Time t) {
   while (step(t)) {
   }
   if (sched_.now() < t && !log_.stopped()) sched_.advance_to(t);
+  check_sessions();
 }
 
 bool World::Impl::run_until_idle(Time limit) {
   while (step(limit)) {
   }
+  check_sessions();
   return sched_.idle();
 }
 
@@ -120,7 +126,11 @@ bool World::Impl::run_until_idle(Time limit) {
 void World::Impl::herd_notified(ClientImpl& c, zk::Zxid zxid) {
   HerdRecord* r = herd_record(zxid);
   if (r == nullptr) return;
-  r->notifications++;
+  if (c.note_herd_notification(zxid)) {
+    r->notifications++;
+  } else {
+    r->redeliveries++;
+  }
   c.herd_zxid = zxid;
 }
 
@@ -137,7 +147,7 @@ HerdRecord* World::Impl::herd_record(zk::Zxid zxid) {
 }
 
 std::optional<NodeView> World::Impl::node_on(uint32_t server_id, std::string_view path) const {
-  assert(server_id >= 1 && server_id <= servers_.size());
+  LOCKSTEP_ASSERT(server_id >= 1 && server_id <= servers_.size());
   const DataTree& tree = servers_[server_id - 1]->tree;
   const Node* n = tree.find(path);
   if (n == nullptr) return std::nullopt;
@@ -158,7 +168,7 @@ World::~World() = default;
 const WorldOptions& World::options() const { return impl_->options(); }
 Client& World::add_client(ClientOptions options) { return impl_->add_client(std::move(options)); }
 Client& World::client(uint32_t index) {
-  assert(index >= 1 && index <= impl_->client_count());
+  LOCKSTEP_ASSERT(index >= 1 && index <= impl_->client_count());
   return impl_->client(index);
 }
 uint32_t World::client_count() const { return impl_->client_count(); }

@@ -259,7 +259,13 @@ struct ClientOptions {
 struct HerdRecord {
   zk::Zxid zxid;
   std::string path;              // the deleted node
-  uint32_t notifications = 0;    // watch events this delete delivered to clients
+  uint32_t notifications = 0;    // client sessions this delete's watch events woke
+  // Notifications of this delete to a session it had already notified. ZooKeeper 3.8 sends a
+  // notification with no zxid in its header (-1; clients advance their last seen zxid only on
+  // replies), so a client notified by one server may fail over to a follower that has not
+  // applied the delete yet, re-register its watch there and be notified again when that
+  // follower applies it. One waiter woken twice is not a herd; it is counted here instead.
+  uint32_t redeliveries = 0;
   uint32_t requests_caused = 0;  // requests those clients sent before they waited again
 };
 

@@ -91,6 +91,11 @@ class World::Impl final : public EventFilter {
   bool serving(const Server& s) const;
   std::vector<uint32_t> eligible_servers(zk::Zxid last_seen, uint32_t only) const;
   void update_heard(zk::SessionId id);
+  // A client's reachability changed (pause, partition, crash): every session it holds on the
+  // ensemble is re-judged, not only the one it knows the id of (a session the server created
+  // while the client was paused is not known to the client yet).
+  void update_heard_of_client(uint32_t client);
+  void check_sessions();  // the session-table invariants (server.cc); aborts on a violation
   void expire(zk::SessionId id, std::string_view why);
   zk::Zxid commit(Txn txn);
   void server_restart_begin(uint32_t server_id);
@@ -154,6 +159,7 @@ class World::Impl final : public EventFilter {
   std::vector<Trigger> triggers_;          // scratch
   uint64_t requests_total_ = 0;
   uint64_t events_executed_ = 0;
+  Time next_check_{};  // when step() next runs check_sessions() (every tick of virtual time)
 };
 
 }  // namespace lockstep::sim

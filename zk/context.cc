@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "zk/invariant.h"
+
 namespace zk {
 namespace detail {
 
@@ -57,7 +59,7 @@ TaskHandle Context::spawn(Task<void> task, std::string name) {
   root->ctx.executor = &executor_;
   root->owner = this;
   auto h = task.release();
-  assert(h && "spawn of an empty task");
+  LOCKSTEP_ASSERT(h && "spawn of an empty task");
   h.promise().ctx = &root->ctx;
   h.promise().on_root_done = &Context::root_done;
   h.promise().on_root_done_arg = root.get();

@@ -1,6 +1,6 @@
 #include "zk/random.h"
 
-#include <cassert>
+#include "zk/invariant.h"
 
 namespace zk {
 
@@ -39,7 +39,7 @@ uint64_t Prng::next() {
 }
 
 uint64_t Prng::below(uint64_t bound) {
-  assert(bound > 0);
+  LOCKSTEP_ASSERT(bound > 0);
   // Lemire: multiply into 128 bits, reject the biased low region.
   unsigned __int128 m = static_cast<unsigned __int128>(next()) * bound;
   uint64_t low = static_cast<uint64_t>(m);
@@ -54,14 +54,14 @@ uint64_t Prng::below(uint64_t bound) {
 }
 
 int64_t Prng::between(int64_t lo, int64_t hi) {
-  assert(lo <= hi);
+  LOCKSTEP_ASSERT(lo <= hi);
   const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
   if (span == UINT64_MAX) return static_cast<int64_t>(next());
   return static_cast<int64_t>(static_cast<uint64_t>(lo) + below(span + 1));
 }
 
 bool Prng::chance(uint64_t num, uint64_t den) {
-  assert(den > 0);
+  LOCKSTEP_ASSERT(den > 0);
   if (num == 0) return false;
   if (num >= den) return true;
   return below(den) < num;

@@ -20,7 +20,7 @@
 // process with a message (recipes report failures as Error values).
 #pragma once
 
-#include <cassert>
+#include "zk/invariant.h"
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
@@ -258,7 +258,7 @@ class [[nodiscard]] Task {
 
   // REQUIRES: valid(); the task has not been awaited before.
   Awaiter operator co_await() && {
-    assert(h_ && !h_.done());
+    LOCKSTEP_ASSERT(h_ && !h_.done());
     return Awaiter{h_};
   }
 

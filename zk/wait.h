@@ -13,7 +13,7 @@
 // late fulfilment resumes nothing.
 #pragma once
 
-#include <cassert>
+#include "zk/invariant.h"
 #include <coroutine>
 #include <deque>
 #include <memory>
@@ -40,8 +40,8 @@ class Waiter : public Cancellable, public TimerCallback {
   // Returns false, without parking, when a cancellation is pending: the await then completes
   // at once with kCancelled (abort() tells).
   bool park(std::coroutine_handle<> h, TaskContext* task, Time deadline) {
-    assert(task != nullptr && task->executor != nullptr && "await outside a spawned task");
-    assert(!handle_ && "two coroutines awaiting one state");
+    LOCKSTEP_ASSERT(task != nullptr && task->executor != nullptr && "await outside a spawned task");
+    LOCKSTEP_ASSERT(!handle_ && "two coroutines awaiting one state");
     abort_ = Error::kOk;
     if (task->take_cancel()) {
       abort_ = Error::kCancelled;
@@ -198,11 +198,11 @@ class [[nodiscard]] Future {
   // Awaits the result, giving up with kOperationTimeout at `deadline` (the request, if one was
   // sent, may still be applied).
   detail::StateAwaiter<detail::FutureState<T>, T> until(Time deadline) && {
-    assert(s_);
+    LOCKSTEP_ASSERT(s_);
     return {std::move(s_), deadline};
   }
   detail::StateAwaiter<detail::FutureState<T>, T> operator co_await() && {
-    assert(s_);
+    LOCKSTEP_ASSERT(s_);
     return {std::move(s_), kNever};
   }
 
