@@ -1,15 +1,24 @@
 // Tests of the lockstep binary as a user meets it: exit codes, usage errors, machine output.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -169,5 +178,153 @@ TEST(Cli, CheckSavesAFailureTraceThatReplays) {
   expect_run("check --recipe broken/sort-by-name --trace-dir " + path + "/sub", kUsageError,
              {"cannot save failure traces in '" + path + "/sub'", "--no-traces"});
   std::filesystem::remove_all(dir);
+}
+// `lockstep <args>` started on a pseudo-terminal, so that it is interactive (stdout and stderr
+// are the terminal) and a Ctrl-C typed there reaches its whole process group.
+class TerminalRun {
+ public:
+  explicit TerminalRun(const std::vector<std::string>& args) {
+    pid_ = ::forkpty(&master_, nullptr, nullptr, nullptr);
+    if (pid_ == 0) {
+      std::vector<std::string> all = {LOCKSTEP_BIN};
+      all.insert(all.end(), args.begin(), args.end());
+      std::vector<char*> argv;
+      for (std::string& a : all) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(LOCKSTEP_BIN, argv.data());
+      ::_exit(127);
+    }
+  }
+  ~TerminalRun() {
+    if (pid_ > 0) {  // a failed test: do not leave the run (or its workers) behind
+      ::kill(-pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (master_ >= 0) ::close(master_);
+  }
+
+  bool started() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  const std::string& output() const { return output_; }
+
+  // Types `text` at the terminal (a "\x03" is Ctrl-C).
+  void type(const std::string& text) {
+    EXPECT_EQ(::write(master_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  }
+
+  // Reads the output until `done(output)` holds (true) or `timeout_s` pass or the output ends.
+  bool read_until(const std::function<bool(const std::string&)>& done, int timeout_s) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    while (!done(output_)) {
+      if (std::chrono::steady_clock::now() > deadline || !read_some()) return false;
+    }
+    return true;
+  }
+
+  // Reads to the end of the output and reaps the run: its exit status, or -1 when it did not
+  // exit (killed by a signal, or still running after `timeout_s`).
+  int finish(int timeout_s) {
+    read_until([](const std::string&) { return false; }, timeout_s);
+    // The terminal closes a moment before the process exits: wait for it, within the time.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) != pid_) {
+      if (std::chrono::steady_clock::now() > deadline) return -1;
+      ::usleep(10000);
+    }
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  // One read with a short wait; false at the end of the output.
+  bool read_some() {
+    pollfd p{master_, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) return true;
+    char buf[4096];
+    const ssize_t n = ::read(master_, buf, sizeof buf);
+    if (n <= 0) return n < 0 && errno == EINTR;  // EIO: the terminal's other side closed
+    output_.append(buf, static_cast<size_t>(n));
+    return true;
+  }
+
+  pid_t pid_ = -1;
+  int master_ = -1;
+  std::string output_;
+};
+
+// The highest "checking: N seeds done" the progress line showed so far (0: none yet).
+uint64_t seeds_done(const std::string& output) {
+  static const std::regex progress("checking: ([0-9]+) seeds done, [0-9]+ seeds/s");
+  uint64_t most = 0;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), progress);
+       it != std::sregex_iterator(); ++it) {
+    most = std::max<uint64_t>(most, std::stoull((*it)[1].str()));
+  }
+  return most;
+}
+
+// On a terminal `check` keeps a progress line (seeds done, seeds/s, ETA); a Ctrl-C typed there
+// stops it with exit 130 and a summary of the seeds fully run per recipe: the caught variant is
+// done, fair-mutex covers seeds 1..N (N at least what the progress line showed) with the command
+// that goes on from N+1.
+TEST(Cli, CheckCtrlCPrintsTheSeedsCoveredAndExits130) {
+  TerminalRun run({"check", "--recipe", "broken/sort-by-name", "--recipe", "fair-mutex", "--seeds",
+                   "100000000", "--jobs", "1", "--no-traces"});
+  ASSERT_TRUE(run.started());
+  ASSERT_TRUE(run.read_until([](const std::string& o) { return seeds_done(o) >= 600; }, 120))
+      << run.output();
+  EXPECT_NE(run.output().find(" ETA "), std::string::npos) << run.output();
+  const uint64_t shown = seeds_done(run.output());
+  run.type("\x03");
+  EXPECT_EQ(run.finish(60), 130) << run.output();
+  const std::string& out = run.output();
+  EXPECT_NE(out.find("INTERRUPTED (SIGINT): the workers were stopped"), std::string::npos) << out;
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex("broken/sort-by-name +seeds 1\\.\\.[0-9]+ \\(caught: done\\)")))
+      << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("fair-mutex +correct +pass .* stopped"))) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      out, m,
+      std::regex("fair-mutex +seeds 1\\.\\.([0-9]+)  go on: \\./lockstep check --recipe fair-mutex "
+                 "--first-seed ([0-9]+) --seeds ([0-9]+)")))
+      << out;
+  const uint64_t covered = std::stoull(m[1].str());
+  EXPECT_GE(covered + 1, shown);  // the one sort-by-name seed counts in `shown`
+  EXPECT_LT(covered, 100000000u);
+  EXPECT_EQ(std::stoull(m[2].str()), covered + 1);
+  EXPECT_EQ(std::stoull(m[3].str()), 100000000u - covered);
+}
+
+// SIGTERM sent to `check --jobs 2` alone (not to its workers) stops the workers too: exit 130,
+// the coverage summary, and no process of the run is left once it exited.
+TEST(Cli, CheckSigtermStopsTheWorkersAndExits130) {
+  TerminalRun run(
+      {"check", "--recipe", "fair-mutex", "--seeds", "100000000", "--jobs", "2", "--no-traces"});
+  ASSERT_TRUE(run.started());
+  ASSERT_TRUE(run.read_until([](const std::string& o) { return seeds_done(o) > 0; }, 120))
+      << run.output();
+  ASSERT_EQ(::kill(run.pid(), SIGTERM), 0);
+  const pid_t group = run.pid();  // forkpty made the run a session (and group) leader
+  EXPECT_EQ(run.finish(60), 130) << run.output();
+  EXPECT_NE(run.output().find("INTERRUPTED (SIGTERM)"), std::string::npos) << run.output();
+  EXPECT_TRUE(std::regex_search(run.output(),
+                                std::regex("\n  fair-mutex +(seeds 1\\.\\.[0-9]+|no seed fully run)"
+                                           "  go on: \\./lockstep check --recipe fair-mutex")))
+      << run.output();
+  errno = 0;
+  EXPECT_EQ(::kill(-group, 0), -1) << "a worker of the run is still alive";
+  EXPECT_EQ(errno, ESRCH);
+}
+
+// Off a terminal `check` draws no progress line (no carriage returns in a log), and a bad
+// --first-seed is a usage error.
+TEST(Cli, CheckDrawsNoProgressLineOffATerminal) {
+  const Outcome r = run("check --recipe fair-mutex --seeds 600 --jobs 2 --no-traces", "2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("seeds/s"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\r'), std::string::npos) << r.output;
+  expect_run("check --first-seed=-1", kUsageError, {"--first-seed needs a non-negative number"});
 }
 }  // namespace

@@ -785,7 +785,7 @@ struct RealCheck {
     row.not_provokable = not_provokable_on_real(recipe, claims);
     if (!row.not_provokable.empty()) return row;
     const bool broken = recipe.expected == recipes::Expected::kBroken;
-    const uint64_t first = o.seed ? *o.seed : 1;
+    const uint64_t first = o.seed ? *o.seed : o.first_seed;  // --first-seed, as in the simulator
     const uint64_t count = o.seed ? 1 : broken ? std::max(o.seeds, kRealBrokenSeeds) : o.seeds;
     for (uint64_t seed = first; seed < first + count; ++seed) {
       if (real::InterruptGuard::interrupted()) break;
