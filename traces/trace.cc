@@ -16,6 +16,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "sim/data_tree.h"
+
 namespace lockstep::traces {
 namespace {
 
@@ -36,37 +38,6 @@ struct SchemaError {
   std::string message;
 };
 
-uint64_t parse_hex64(const Json& j, const char* what) {
-  if (!j.is_string()) throw SchemaError{std::string(what) + " must be a hex string"};
-  const std::string s = j.get<std::string>();
-  if (s.size() < 3 || s.size() > 18 || s[0] != '0' || s[1] != 'x') {
-    throw SchemaError{std::string(what) + " must look like 0x0123abcd, not \"" + s + "\""};
-  }
-  uint64_t v = 0;
-  for (size_t i = 2; i < s.size(); ++i) {
-    const char c = s[i];
-    const int d = c >= '0' && c <= '9'   ? c - '0'
-                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                         : -1;
-    if (d < 0) throw SchemaError{std::string(what) + ": bad hex digit in \"" + s + "\""};
-    v = (v << 4) | static_cast<uint64_t>(d);
-  }
-  return v;
-}
-
-// Enum <-> name through the enum's own to_string, so the names in files are the ones printed
-// everywhere else.
-template <class E, class ToString>
-E parse_enum(const Json& j, int count, ToString to_string, const char* what) {
-  if (!j.is_string()) throw SchemaError{std::string(what) + " must be a string"};
-  const std::string s = j.get<std::string>();
-  for (int i = 0; i < count; ++i) {
-    if (s == to_string(static_cast<E>(i))) return static_cast<E>(i);
-  }
-  throw SchemaError{std::string("unknown ") + what + " \"" + s + "\""};
-}
-
 const char* role_name(recipes::Role r) {
   switch (r) {
     case recipes::Role::kExclusive: return "exclusive";
@@ -84,29 +55,6 @@ const char* type_name(properties::Type t) { return properties::to_string(t); }
 const char* op_name(properties::Op o) { return properties::to_string(o); }
 const char* state_name(recipes::LockState s) { return recipes::to_string(s); }
 
-// Field access that names what is missing.
-const Json& field(const Json& j, const char* key) {
-  if (!j.is_object()) throw SchemaError{std::string("expected an object holding \"") + key + "\""};
-  auto it = j.find(key);
-  if (it == j.end()) throw SchemaError{std::string("missing field \"") + key + "\""};
-  return *it;
-}
-
-template <class T>
-T get(const Json& j, const char* key) {
-  const Json& v = field(j, key);
-  try {
-    return v.get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw SchemaError{std::string("field \"") + key + "\" has the wrong type"};
-  }
-}
-
-zk::Duration get_us(const Json& j, const char* key) {
-  return zk::microseconds(get<int64_t>(j, key));
-}
-zk::Time get_time(const Json& j, const char* key) { return zk::Time{get<int64_t>(j, key)}; }
-
 // ---- scenario ----
 Json fault_to_json(const sim::Fault& f) {
   Json j;
@@ -118,21 +66,6 @@ Json fault_to_json(const sim::Fault& f) {
   j["extra_us"] = f.extra.us;
   j["name"] = f.name;
   return j;
-}
-
-sim::Fault fault_from_json(const Json& j) {
-  sim::Fault f;
-  const std::string kind = get<std::string>(j, "kind");
-  if (!properties::parse_fault_name(kind, &f.kind)) {
-    throw SchemaError{"unknown fault kind \"" + kind + "\""};
-  }
-  f.at = get_time(j, "at_us");
-  f.client = get<uint32_t>(j, "client");
-  f.server = get<uint32_t>(j, "server");
-  f.duration = get_us(j, "duration_us");
-  f.extra = get_us(j, "extra_us");
-  f.name = get<std::string>(j, "name");
-  return f;
 }
 
 Json workload_to_json(const properties::WorkloadOptions& w) {
@@ -159,30 +92,6 @@ Json workload_to_json(const properties::WorkloadOptions& w) {
   return j;
 }
 
-properties::WorkloadOptions workload_from_json(const Json& j) {
-  properties::WorkloadOptions w;
-  w.clients = get<uint32_t>(j, "clients");
-  w.rounds = get<uint32_t>(j, "rounds");
-  w.lock_path = get<std::string>(j, "lock_path");
-  w.kind = parse_enum<recipes::Kind>(field(j, "kind"), 4, kind_name, "recipe kind");
-  w.max_leases = get<uint32_t>(j, "max_leases");
-  const Json& roles = field(j, "roles");
-  if (!roles.is_array()) throw SchemaError{"\"roles\" must be an array"};
-  for (const Json& r : roles) w.roles.push_back(parse_enum<recipes::Role>(r, 3, role_name, "role"));
-  w.think_max = get_us(j, "think_max_us");
-  w.hold_min = get_us(j, "hold_min_us");
-  w.hold_max = get_us(j, "hold_max_us");
-  w.timed_percent = get<uint32_t>(j, "timed_percent");
-  w.acquire_timeout = get_us(j, "acquire_timeout_us");
-  w.reentrant_percent = get<uint32_t>(j, "reentrant_percent");
-  w.stray_release_percent = get<uint32_t>(j, "stray_release_percent");
-  w.long_hold_percent = get<uint32_t>(j, "long_hold_percent");
-  w.long_hold = get_us(j, "long_hold_us");
-  w.give_up_percent = get<uint32_t>(j, "give_up_percent");
-  w.max_reopens = get<uint32_t>(j, "max_reopens");
-  return w;
-}
-
 Json scenario_to_json(const properties::Scenario& s) {
   Json j;
   j["seed"] = s.seed;
@@ -200,24 +109,6 @@ Json scenario_to_json(const properties::Scenario& s) {
   return j;
 }
 
-properties::Scenario scenario_from_json(const Json& j) {
-  properties::Scenario s;
-  s.seed = get<uint64_t>(j, "seed");
-  s.workload = workload_from_json(field(j, "workload"));
-  s.servers = get<uint32_t>(j, "servers");
-  s.session_timeout = get_us(j, "session_timeout_us");
-  s.local_session_expiry = get<bool>(j, "local_session_expiry");
-  const Json& seq = field(j, "sequence_start");
-  if (!seq.is_null()) s.sequence_start = get<int32_t>(j, "sequence_start");
-  const Json& faults = field(j, "faults");
-  if (!faults.is_array()) throw SchemaError{"\"faults\" must be an array"};
-  for (const Json& f : faults) s.faults.push_back(fault_from_json(f));
-  s.heal_at = get_time(j, "heal_at_us");
-  s.liveness_bound = get_us(j, "liveness_bound_us");
-  s.run_limit = get_us(j, "run_limit_us");
-  return s;
-}
-
 // ---- verdicts ----
 Json verdict_to_json(const Verdict& v) {
   Json j;
@@ -226,16 +117,6 @@ Json verdict_to_json(const Verdict& v) {
   j["message"] = v.message;
   j["events"] = v.events;
   return j;
-}
-
-Verdict verdict_from_json(const Json& j) {
-  Verdict v;
-  v.property = parse_enum<properties::Property>(field(j, "property"), properties::kPropertyCount,
-                                                property_name, "property");
-  v.ok = get<bool>(j, "ok");
-  v.message = get<std::string>(j, "message");
-  v.events = get<std::vector<uint64_t>>(j, "events");
-  return v;
 }
 
 // ---- history ----
@@ -254,27 +135,6 @@ Json history_event_to_json(const Event& e) {
   j["session_state"] = zk::to_string(e.session_state);
   j["text"] = e.text;
   return j;
-}
-
-Event history_event_from_json(const Json& j) {
-  Event e;
-  e.at = get_time(j, "at_us");
-  e.client = get<uint32_t>(j, "client");
-  e.session = zk::SessionId{parse_hex64(field(j, "session"), "session")};
-  e.type = parse_enum<properties::Type>(field(j, "type"), 4, type_name, "history type");
-  e.op = parse_enum<properties::Op>(field(j, "op"), static_cast<int>(properties::Op::kSession) + 1,
-                                    op_name, "history op");
-  e.error = static_cast<zk::Error>(get<int>(j, "error"));
-  e.token = get<int64_t>(j, "token");
-  e.hold_count = get<uint32_t>(j, "hold_count");
-  e.role = parse_enum<recipes::Role>(field(j, "role"), 3, role_name, "role");
-  e.state = parse_enum<recipes::LockState>(
-      field(j, "state"), static_cast<int>(recipes::LockState::kLost) + 1, state_name, "lock state");
-  e.session_state = parse_enum<zk::SessionState>(
-      field(j, "session_state"), static_cast<int>(zk::SessionState::kClosed) + 1,
-      [](zk::SessionState st) { return zk::to_string(st); }, "session state");
-  e.text = get<std::string>(j, "text");
-  return e;
 }
 
 // ---- writer: pretty at the top, one array element per line (readable and diffable) ----
@@ -315,77 +175,337 @@ void write_value(std::string* out, const Json& j, int indent) {
   }
 }
 
-Trace trace_from_json(const Json& doc) {
+// ---- reader: every field checked for type and range, every message naming the field ----
+
+// One value of the document and where it is ("scenario.faults[2].client"), so that a message
+// names the field it is about. `json` lives as long as the document.
+struct Node {
+  const Json& json;
+  std::string path;
+
+  // The member `key` of this object; a missing one is an error naming it.
+  Node operator[](const char* key) const {
+    if (!json.is_object()) throw SchemaError{path + " must be an object"};
+    const std::string where = path.empty() ? std::string(key) : path + "." + key;
+    auto it = json.find(key);
+    if (it == json.end()) throw SchemaError{"missing field \"" + where + "\""};
+    return Node{*it, where};
+  }
+  // The elements of this array, each with its index in the path.
+  std::vector<Node> elements() const {
+    if (!json.is_array()) throw SchemaError{path + " must be an array"};
+    std::vector<Node> out;
+    out.reserve(json.size());
+    for (size_t i = 0; i < json.size(); ++i) {
+      out.push_back(Node{json[i], path + "[" + std::to_string(i) + "]"});
+    }
+    return out;
+  }
+};
+
+[[noreturn]] void out_of_range(const Node& n, const std::string& rule) {
+  throw SchemaError{n.path + " is " + n.json.dump() + ", but " + rule};
+}
+
+// An integer in [lo, hi], read without wrapping: -1 is not 2^64-1 and 2^63 is not negative.
+// `rule` says what the range is (default "it must be in lo..hi").
+int64_t integer(const Node& n, int64_t lo, int64_t hi, const std::string& rule = {}) {
+  const std::string why =
+      rule.empty() ? "it must be in " + std::to_string(lo) + ".." + std::to_string(hi) : rule;
+  if (n.json.is_number_unsigned()) {
+    const uint64_t u = n.json.get<uint64_t>();
+    if (u > static_cast<uint64_t>(hi)) out_of_range(n, why);
+    const auto v = static_cast<int64_t>(u);
+    if (v < lo) out_of_range(n, why);
+    return v;
+  }
+  if (!n.json.is_number_integer()) throw SchemaError{n.path + " must be an integer, not " + n.json.dump()};
+  const int64_t v = n.json.get<int64_t>();
+  if (v < lo || v > hi) out_of_range(n, why);
+  return v;
+}
+
+uint64_t unsigned64(const Node& n) {
+  if (n.json.is_number_unsigned()) return n.json.get<uint64_t>();
+  if (n.json.is_number_integer()) out_of_range(n, "it must be an unsigned 64-bit integer");
+  throw SchemaError{n.path + " must be an unsigned integer, not " + n.json.dump()};
+}
+
+uint32_t count32(const Node& n, uint32_t lo, uint32_t hi, const std::string& rule = {}) {
+  return static_cast<uint32_t>(integer(n, lo, hi, rule));
+}
+
+// A duration or a time in microseconds, 0..kMaxDurationUs (FORMAT.md, "Limits").
+int64_t micros(const Node& n) {
+  return integer(n, 0, kMaxDurationUs,
+                 "times and durations must be in 0.." + std::to_string(kMaxDurationUs) +
+                     " us (one hour of virtual time)");
+}
+zk::Duration duration(const Node& n) { return zk::microseconds(micros(n)); }
+zk::Time time_at(const Node& n) { return zk::Time{micros(n)}; }
+
+uint32_t percent(const Node& n) { return count32(n, 0, 100, "a percentage must be in 0..100"); }
+
+std::string text(const Node& n) {
+  if (!n.json.is_string()) throw SchemaError{n.path + " must be a string, not " + n.json.dump()};
+  return n.json.get<std::string>();
+}
+
+bool boolean(const Node& n) {
+  if (!n.json.is_boolean()) throw SchemaError{n.path + " must be true or false, not " + n.json.dump()};
+  return n.json.get<bool>();
+}
+
+uint64_t parse_hex64(const Node& n) {
+  const std::string s = text(n);
+  if (s.size() < 3 || s.size() > 18 || s[0] != '0' || s[1] != 'x') {
+    throw SchemaError{n.path + " must look like 0x0123abcd, not \"" + s + "\""};
+  }
+  uint64_t v = 0;
+  for (size_t i = 2; i < s.size(); ++i) {
+    const char c = s[i];
+    const int d = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
+    if (d < 0) throw SchemaError{n.path + ": bad hex digit in \"" + s + "\""};
+    v = (v << 4) | static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+// Enum <-> name through the enum's own to_string, so the names in files are the ones printed
+// everywhere else.
+template <class E, class ToString>
+E parse_enum(const Node& n, int count, ToString to_string, const char* what) {
+  const std::string s = text(n);
+  for (int i = 0; i < count; ++i) {
+    if (s == to_string(static_cast<E>(i))) return static_cast<E>(i);
+  }
+  throw SchemaError{n.path + ": unknown " + what + " \"" + s + "\""};
+}
+
+// The 1-based client or server index of a fault: 1..count when the kind acts on one, else 0..count
+// (0 = none).
+uint32_t fault_index(const Node& n, bool needed, uint32_t count, const char* noun,
+                     const std::string& kind) {
+  const std::string has = "the scenario has " + std::to_string(count) + " " + noun +
+                          (count == 1 ? "" : "s");
+  if (needed) {
+    return count32(n, 1, count, has + " (a " + kind + " fault needs one of 1.." +
+                                    std::to_string(count) + ")");
+  }
+  return count32(n, 0, count, has + " (0 = none)");
+}
+
+sim::Fault fault_from_json(const Node& j, uint32_t clients, uint32_t servers) {
+  sim::Fault f;
+  const std::string kind = text(j["kind"]);
+  if (!properties::parse_fault_name(kind, &f.kind)) {
+    throw SchemaError{j.path + ".kind: unknown fault kind \"" + kind + "\""};
+  }
+  const bool on_server =
+      f.kind == sim::FaultKind::kLaggingFollower || f.kind == sim::FaultKind::kServerRestart;
+  const bool on_client = !on_server && f.kind != sim::FaultKind::kForeignChild;
+  f.at = time_at(j["at_us"]);
+  f.client = fault_index(j["client"], on_client, clients, "client", kind);
+  f.server = fault_index(j["server"], on_server, servers, "server", kind);
+  f.duration = duration(j["duration_us"]);
+  f.extra = duration(j["extra_us"]);
+  f.name = text(j["name"]);
+  return f;
+}
+
+properties::WorkloadOptions workload_from_json(const Node& j) {
+  properties::WorkloadOptions w;
+  w.clients = count32(j["clients"], 1, kMaxClients,
+                      "it must be in 1.." + std::to_string(kMaxClients) +
+                          " (the most clients a trace may simulate)");
+  w.rounds = count32(j["rounds"], 0, kMaxRounds);
+  w.lock_path = text(j["lock_path"]);
+  if (!sim::valid_path(w.lock_path) || w.lock_path == "/") {
+    throw SchemaError{j.path + ".lock_path must be a ZooKeeper path below the root, not \"" +
+                      w.lock_path + "\""};
+  }
+  w.kind = parse_enum<recipes::Kind>(j["kind"], 4, kind_name, "recipe kind");
+  w.max_leases = count32(j["max_leases"], 1, kMaxClients);
+  for (const Node& r : j["roles"].elements()) {
+    w.roles.push_back(parse_enum<recipes::Role>(r, 3, role_name, "role"));
+  }
+  w.think_max = duration(j["think_max_us"]);
+  w.hold_min = duration(j["hold_min_us"]);
+  w.hold_max = duration(j["hold_max_us"]);
+  w.timed_percent = percent(j["timed_percent"]);
+  w.acquire_timeout = duration(j["acquire_timeout_us"]);
+  w.reentrant_percent = percent(j["reentrant_percent"]);
+  w.stray_release_percent = percent(j["stray_release_percent"]);
+  w.long_hold_percent = percent(j["long_hold_percent"]);
+  w.long_hold = duration(j["long_hold_us"]);
+  w.give_up_percent = percent(j["give_up_percent"]);
+  w.max_reopens = count32(j["max_reopens"], 0, kMaxReopens);
+  return w;
+}
+
+properties::Scenario scenario_from_json(const Node& j) {
+  properties::Scenario s;
+  s.seed = unsigned64(j["seed"]);
+  s.workload = workload_from_json(j["workload"]);
+  s.servers = count32(j["servers"], 1, 3);
+  if (s.servers != 1 && s.servers != 3) {
+    out_of_range(j["servers"], "it must be 1 (standalone) or 3 (an ensemble)");
+  }
+  s.session_timeout = duration(j["session_timeout_us"]);
+  s.local_session_expiry = boolean(j["local_session_expiry"]);
+  const Node seq = j["sequence_start"];
+  if (!seq.json.is_null()) {
+    s.sequence_start = static_cast<int32_t>(integer(seq, INT32_MIN, INT32_MAX));
+  }
+  for (const Node& f : j["faults"].elements()) {
+    s.faults.push_back(fault_from_json(f, s.workload.clients, s.servers));
+  }
+  s.heal_at = time_at(j["heal_at_us"]);
+  s.liveness_bound = duration(j["liveness_bound_us"]);
+  s.run_limit = duration(j["run_limit_us"]);
+  return s;
+}
+
+Verdict verdict_from_json(const Node& j, uint64_t history_size) {
+  Verdict v;
+  v.property = parse_enum<properties::Property>(j["property"], properties::kPropertyCount,
+                                                property_name, "property");
+  v.ok = boolean(j["ok"]);
+  v.message = text(j["message"]);
+  for (const Node& e : j["events"].elements()) {
+    const uint64_t i = unsigned64(e);
+    if (i >= history_size) {
+      out_of_range(e, std::string("verdict ") + property_name(v.property) + " names event #" +
+                          std::to_string(i) + " and the history has " +
+                          std::to_string(history_size));
+    }
+    v.events.push_back(i);
+  }
+  return v;
+}
+
+// A client index of a recorded event: 0 (the world) or 1..clients.
+uint32_t event_client(const Node& n, uint32_t clients) {
+  return count32(n, 0, clients,
+                 "the scenario has " + std::to_string(clients) + " clients (0 = the world)");
+}
+
+Event history_event_from_json(const Node& j, uint32_t clients) {
+  Event e;
+  e.at = zk::Time{integer(j["at_us"], 0, INT64_MAX)};
+  e.client = event_client(j["client"], clients);
+  e.session = zk::SessionId{parse_hex64(j["session"])};
+  e.type = parse_enum<properties::Type>(j["type"], 4, type_name, "history type");
+  e.op = parse_enum<properties::Op>(j["op"], static_cast<int>(properties::Op::kSession) + 1,
+                                    op_name, "history op");
+  e.error = static_cast<zk::Error>(integer(j["error"], INT32_MIN, INT32_MAX));
+  e.token = integer(j["token"], INT64_MIN, INT64_MAX);
+  e.hold_count = count32(j["hold_count"], 0, UINT32_MAX);
+  e.role = parse_enum<recipes::Role>(j["role"], 3, role_name, "role");
+  e.state = parse_enum<recipes::LockState>(
+      j["state"], static_cast<int>(recipes::LockState::kLost) + 1, state_name, "lock state");
+  e.session_state = parse_enum<zk::SessionState>(
+      j["session_state"], static_cast<int>(zk::SessionState::kClosed) + 1,
+      [](zk::SessionState st) { return zk::to_string(st); }, "session state");
+  e.text = text(j["text"]);
+  return e;
+}
+
+sim::Decision decision_from_json(const Node& d) {
+  const std::vector<Node> parts = d.elements();
+  if (parts.size() != 3) throw SchemaError{d.path + ": a decision is [kind, n, chosen]"};
+  sim::Decision dec;
+  dec.kind = parse_enum<sim::ChoiceKind>(parts[0], static_cast<int>(sim::ChoiceKind::kCount),
+                                         choice_name, "choice kind");
+  dec.n = count32(parts[1], 2, UINT32_MAX, "n (the options) must be in 2..4294967295");
+  dec.chosen = count32(parts[2], 0, dec.n - 1,
+                       "chosen must be below n = " + std::to_string(dec.n));
+  return dec;
+}
+
+sim::LoggedEvent logged_event_from_json(const Node& e, uint64_t index, uint32_t clients) {
+  const std::vector<Node> parts = e.elements();
+  if (parts.size() != 4) throw SchemaError{e.path + ": an event is [at_us, client, kind, text]"};
+  return sim::LoggedEvent{index, zk::Time{integer(parts[0], 0, INT64_MAX)},
+                          event_client(parts[1], clients), text(parts[2]), text(parts[3])};
+}
+
+// The path of the first place where `a` differs from `b` (under `path`), or "" when equal.
+std::string first_difference(const Json& a, const Json& b, const std::string& path) {
+  if (a == b) return {};
+  if (a.is_object() && b.is_object()) {
+    for (auto it = b.begin(); it != b.end(); ++it) {
+      const std::string where = path + "." + it.key();
+      if (!a.contains(it.key())) return where;
+      if (std::string d = first_difference(a[it.key()], it.value(), where); !d.empty()) return d;
+    }
+    return path;  // `a` has a key `b` lacks
+  }
+  if (a.is_array() && b.is_array()) {
+    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+      const std::string where = path + "[" + std::to_string(i) + "]";
+      if (std::string d = first_difference(a[i], b[i], where); !d.empty()) return d;
+    }
+  }
+  return path;
+}
+
+Trace trace_from_json(const Json& json) {
+  const Node doc{json, ""};
   Trace t;
-  const Json& recipe = field(doc, "recipe");
-  t.recipe = get<std::string>(recipe, "name");
-  t.recipe_kind = get<std::string>(recipe, "kind");
-  t.recipe_expected = get<std::string>(recipe, "expected");
-  t.recipe_fingerprint = get<std::string>(recipe, "fingerprint");
-  t.scenario = scenario_from_json(field(doc, "scenario"));
-  if (get<uint64_t>(doc, "seed") != t.scenario.seed) {
-    throw SchemaError{"\"seed\" differs from \"scenario\".\"seed\""};
+  const Node recipe = doc["recipe"];
+  t.recipe = text(recipe["name"]);
+  t.recipe_kind = text(recipe["kind"]);
+  t.recipe_expected = text(recipe["expected"]);
+  t.recipe_fingerprint = text(recipe["fingerprint"]);
+  t.scenario = scenario_from_json(doc["scenario"]);
+  const uint32_t clients = t.scenario.workload.clients;
+  if (const uint64_t seed = unsigned64(doc["seed"]); seed != t.scenario.seed) {
+    out_of_range(doc["seed"], "scenario.seed is " + std::to_string(t.scenario.seed) +
+                                  " (the two must be equal)");
   }
-  t.strategy = get<std::string>(doc, "strategy");
-  for (const Json& v : field(doc, "verdicts")) t.verdicts.push_back(verdict_from_json(v));
-  const Json& run = field(doc, "run");
-  t.run.start = get_time(run, "start_us");
-  t.run.heal_at = get_time(run, "heal_at_us");
-  t.run.end = get_time(run, "end_us");
-  t.run.finished = get<bool>(run, "finished");
-  t.run.sim_events = get<uint64_t>(run, "sim_events");
-  t.run.requests = get<uint64_t>(run, "requests");
-  const Json& decisions = field(doc, "decisions");
-  if (!decisions.is_array()) throw SchemaError{"\"decisions\" must be an array"};
-  for (const Json& d : decisions) {
-    if (!d.is_array() || d.size() != 3) throw SchemaError{"a decision is [kind, n, chosen]"};
-    sim::Decision dec;
-    dec.kind = parse_enum<sim::ChoiceKind>(d[0], static_cast<int>(sim::ChoiceKind::kCount),
-                                           choice_name, "choice kind");
-    if (!d[1].is_number_unsigned() || !d[2].is_number_unsigned()) {
-      throw SchemaError{"a decision's n and chosen must be unsigned numbers"};
-    }
-    dec.n = d[1].get<uint32_t>();
-    dec.chosen = d[2].get<uint32_t>();
-    if (dec.n < 2 || dec.chosen >= dec.n) {
-      throw SchemaError{"decision " + d.dump() + " is not a choice among n >= 2 options"};
-    }
-    t.decisions.push_back(dec);
+  t.strategy = text(doc["strategy"]);
+  const Node run = doc["run"];
+  t.run.start = zk::Time{integer(run["start_us"], 0, INT64_MAX)};
+  t.run.heal_at = zk::Time{integer(run["heal_at_us"], 0, INT64_MAX)};
+  t.run.end = zk::Time{integer(run["end_us"], 0, INT64_MAX)};
+  t.run.finished = boolean(run["finished"]);
+  t.run.sim_events = unsigned64(run["sim_events"]);
+  t.run.requests = unsigned64(run["requests"]);
+  for (const Node& d : doc["decisions"].elements()) t.decisions.push_back(decision_from_json(d));
+  const Node log = doc["event_log"];
+  t.event_count = unsigned64(log["count"]);
+  t.log_hash = parse_hex64(log["hash"]);
+  const std::vector<Node> events = log["events"].elements();
+  if (events.size() != t.event_count) {
+    out_of_range(log["count"], "event_log.events holds " + std::to_string(events.size()) +
+                                   " events (\"count\" must say how many)");
   }
-  const Json& log = field(doc, "event_log");
-  t.event_count = get<uint64_t>(log, "count");
-  t.log_hash = parse_hex64(field(log, "hash"), "event_log.hash");
-  const Json& events = field(log, "events");
-  if (!events.is_array()) throw SchemaError{"\"event_log\".\"events\" must be an array"};
-  for (const Json& e : events) {
-    if (!e.is_array() || e.size() != 4 || !e[0].is_number_integer() || !e[1].is_number_unsigned() ||
-        !e[2].is_string() || !e[3].is_string()) {
-      throw SchemaError{"an event is [at_us, client, kind, text], not " + e.dump()};
-    }
-    t.events.push_back(sim::LoggedEvent{t.events.size(), zk::Time{e[0].get<int64_t>()},
-                                        e[1].get<uint32_t>(), e[2].get<std::string>(),
-                                        e[3].get<std::string>()});
+  for (const Node& e : events) {
+    t.events.push_back(logged_event_from_json(e, t.events.size(), clients));
   }
-  if (t.events.size() != t.event_count) {
-    throw SchemaError{"\"event_log\" holds " + std::to_string(t.events.size()) +
-                      " events but says \"count\": " + std::to_string(t.event_count)};
+  for (const Node& e : doc["history"].elements()) {
+    t.history.add(history_event_from_json(e, clients));
   }
-  for (const Json& e : field(doc, "history")) t.history.add(history_event_from_json(e));
+  for (const Node& v : doc["verdicts"].elements()) {
+    t.verdicts.push_back(verdict_from_json(v, t.history.size()));
+  }
   // "verdict" is derived from "verdicts" (their first violation); an edit of one alone is an
   // inconsistent document, not a new verdict.
   const Verdict* first = t.violation();
   const Json expected = first != nullptr ? verdict_to_json(*first) : Json{{"ok", true}};
-  if (field(doc, "verdict") != expected) {
-    throw SchemaError{"\"verdict\" is not the first violation in \"verdicts\""};
-  }
-  for (const Verdict& v : t.verdicts) {
-    for (uint64_t i : v.events) {
-      if (i >= t.history.size()) {
-        throw SchemaError{std::string("verdict ") + property_name(v.property) + " names event #" +
-                          std::to_string(i) + " but the history has " +
-                          std::to_string(t.history.size())};
-      }
-    }
+  const Node reported = doc["verdict"];
+  if (reported.json != expected) {
+    const std::string where = first_difference(reported.json, expected, "verdict");
+    const std::string source =
+        first != nullptr
+            ? "verdicts[" + std::to_string(first - t.verdicts.data()) + "]" + where.substr(7)
+            : std::string("verdicts, which hold no violation");
+    throw SchemaError{where + " differs from " + source +
+                      ": \"verdict\" must repeat the first violation in \"verdicts\""};
   }
   return t;
 }
@@ -479,10 +599,10 @@ std::optional<Trace> parse_trace(std::string_view text, std::string_view origin,
     *error = {kExitBadInput, where + ": no integer \"format_version\""};
     return std::nullopt;
   }
-  const int64_t version = doc["format_version"].get<int64_t>();
-  if (version != kFormatVersion) {
-    *error = {kExitBadInput, where + ": unknown trace format version " + std::to_string(version) +
-                                 "; this lockstep reads version " + std::to_string(kFormatVersion) +
+  if (const Json& version = doc["format_version"]; version != kFormatVersion) {
+    *error = {kExitBadInput, where + ": unknown trace format version " + version.dump() +
+                                 " (format_version); this lockstep reads version " +
+                                 std::to_string(kFormatVersion) +
                                  " only (re-record it with the lockstep that matches)"};
     return std::nullopt;
   }

@@ -37,6 +37,15 @@ namespace lockstep::traces {
 constexpr int kFormatVersion = 1;
 constexpr const char* kFormatName = "lockstep-trace";
 
+// What a loaded trace may ask for (FORMAT.md, "Limits"). A trace is hand-editable input: every
+// count, index and duration is checked against these and against the scenario (a fault's client
+// within 1..clients, ...) before anything runs, so a bad value is a LoadError naming the field
+// (exit 2), never a crash or an allocation without bound.
+constexpr uint32_t kMaxClients = 256;                     // scenario.workload.clients, max_leases
+constexpr uint32_t kMaxRounds = 10000;                    // scenario.workload.rounds
+constexpr uint32_t kMaxReopens = 10000;                   // scenario.workload.max_reopens
+constexpr int64_t kMaxDurationUs = 3600LL * 1000 * 1000;  // every scenario time and duration: 1 h
+
 // Exit statuses of the trace commands (replay, recheck, show), documented in FORMAT.md.
 constexpr int kExitOk = 0;             // replay: reproduced exactly; recheck: every trace passes
 constexpr int kExitStillFails = 1;     // recheck: at least one trace still violates a property
