@@ -22,6 +22,7 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitViolation = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitIncomplete = 4;  // no violation in what was run, but the scope was not exhausted
 
 constexpr const char* kUsage =
     "usage: lockstep explore --recipe NAME [--clients N] [--rounds N] [--faults LIST]\n"
@@ -63,7 +64,11 @@ constexpr const char* kUsage =
     "  --save-dir DIR       where the counterexample trace goes (default traces/failures)\n"
     "  --no-save            do not save the counterexample\n"
     "\n"
-    "Exit: 0 no violation in this scope, 1 violation found, 2 usage error.\n";
+    "Exit: 0 the scope was exhausted with no violation, 1 violation found, 2 usage error,\n"
+    "      4 incomplete: no violation in what was run, but the search stopped before the scope\n"
+    "        was exhausted (the --runs limit or the schedule queue was reached; pct and random\n"
+    "        sample and never exhaust a scope; --prune-states skips schedules); the report says\n"
+    "        what was covered and why it stopped.\n";
 
 int usage(std::ostream& err, const std::string& message) {
   err << "lockstep explore: " << message << "\n"
@@ -225,6 +230,30 @@ int parse(int argc, char** argv, Request* r, std::ostream& out, std::ostream& er
   return -1;
 }
 
+// "" when a clean search covered the whole scope; otherwise why it did not, and what to do.
+std::string why_incomplete(const Request& r, const SearchResult& res) {
+  const std::string runs = std::to_string(r.exhaustive.max_schedules);
+  if (r.strategy != "exhaustive") {
+    return r.strategy + " sampling ran its " + std::to_string(res.schedules) +
+           " runs (--runs); sampling never exhausts a scope: use --strategy exhaustive to cover it";
+  }
+  if (res.run_limit_reached) {
+    return "the run limit was reached (--runs " + runs +
+           "); raise --runs, or narrow the scope (--bound, --clients, --rounds, --kinds)";
+  }
+  if (res.queue_full) {
+    return "the queue of schedules still to run filled up (4 x --runs = " +
+           std::to_string(4 * r.exhaustive.max_schedules) +
+           ") and schedules were dropped; raise --runs, or narrow the scope";
+  }
+  if (!res.complete) return "the search did not finish its bound levels";
+  if (r.exhaustive.reduction == Reduction::kStateHash) {
+    return "--prune-states is unsound: the branches it pruned were never run; run without it to "
+           "cover the scope";
+  }
+  return {};
+}
+
 void print_result(const Scope& scope, const Request& r, const SearchResult& res, double elapsed_s,
                   std::ostream& out) {
   char line[256];
@@ -234,9 +263,10 @@ void print_result(const Scope& scope, const Request& r, const SearchResult& res,
                 ? std::string(" (no bound level finished")
                 : " (bound levels 0.." + std::to_string(res.levels_done - 1) + " done")
         << " of bound " << r.exhaustive.preemption_bound
-        << (res.stopped_at_first ? "; stopped at the first violation"
-            : res.complete       ? ""
-                                 : "; cut at --runs (or its queue of 4x --runs schedules)")
+        << (res.stopped_at_first    ? "; stopped at the first violation"
+            : res.run_limit_reached ? "; cut at --runs"
+            : res.queue_full        ? "; its queue of 4x --runs schedules filled"
+                                    : "")
         << ")";
   }
   out << "\n";
@@ -310,9 +340,21 @@ int explore_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   if (r.exhaustive.reduction == Reduction::kStateHash && r.strategy == "exhaustive") {
     out << "caveat: --prune-states is unsound; a clean result does not cover the scope\n";
   }
+  const std::string incomplete = why_incomplete(r, res);
   if (!res.shortest) {
-    out << "result: no violation in this scope\n";
-    return kExitOk;
+    if (incomplete.empty()) {
+      out << "result: no violation in this scope\n";
+      return kExitOk;
+    }
+    out << "result: INCOMPLETE: no violation in the " << res.schedules
+        << " schedules run, but the scope was not exhausted\n"
+        << "covered: " << res.schedules << " schedules";
+    if (r.strategy == "exhaustive") {
+      out << ", " << res.levels_done << " of " << r.exhaustive.preemption_bound + 1
+          << " bound levels (0.." << r.exhaustive.preemption_bound << ") finished";
+    }
+    out << "\nstopped: " << incomplete << "\n";
+    return kExitIncomplete;
   }
   Counterexample c = *res.shortest;
   if (r.strategy != "exhaustive" && !c.schedule.empty()) {
@@ -325,6 +367,10 @@ int explore_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   }
   out << "result: VIOLATION of " << properties::to_string(c.verdict.property) << ": "
       << c.verdict.message << "\n";
+  if (r.strategy == "exhaustive" && !res.stopped_at_first && !incomplete.empty()) {
+    out << "note: the search did not exhaust the scope, so a shorter counterexample may exist: "
+        << incomplete << "\n";
+  }
   out << "first violation at run " << res.first_violation_at << "; shortest counterexample: run "
       << c.found_at << ", " << c.schedule.size() << " preemption"
       << (c.schedule.size() == 1 ? "" : "s") << ", " << c.decisions.size() << " decisions, "

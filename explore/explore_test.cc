@@ -485,7 +485,8 @@ TEST(ExploreCommand, UsageErrors) {
   EXPECT_NE(out.find("usage: lockstep explore"), std::string::npos);
 }
 
-// A clean scope reports its counts and "no violation in this scope" (exit 0).
+// A tiny clean scope that the search exhausts reports its counts and "no violation in this
+// scope" (exit 0), and nothing about being incomplete.
 TEST(ExploreCommand, ReportsNoViolation) {
   std::string out;
   std::string err;
@@ -493,21 +494,76 @@ TEST(ExploreCommand, ReportsNoViolation) {
                         &out, &err),
             0)
       << err;
-  EXPECT_NE(out.find("schedules explored: "), std::string::npos) << out;
+  EXPECT_NE(out.find(" (bound levels 0..1 done of bound 1)"), std::string::npos) << out;
   EXPECT_NE(out.find("distinct states: "), std::string::npos) << out;
   EXPECT_NE(out.find("elapsed: "), std::string::npos) << out;
   EXPECT_NE(out.find("result: no violation in this scope"), std::string::npos) << out;
+  EXPECT_EQ(out.find("INCOMPLETE"), std::string::npos) << out;
 }
 
-// The unsound state-hash pruning is opt-in and says so in its report.
+// The same scope cut by --runs before it is exhausted is INCOMPLETE (exit 4): the report says what
+// was covered and why it stopped, and never "no violation in this scope".
+TEST(ExploreCommand, ARunLimitThatCutsTheScopeIsIncomplete) {
+  std::string out;
+  std::string err;
+  // Measure the whole scope, then allow one schedule less.
+  ASSERT_EQ(run_explore({"--recipe", "fair-mutex", "--rounds", "1", "--bound", "1", "--no-save"},
+                        &out, &err),
+            0)
+      << out << err;
+  const std::string key = "schedules explored: ";
+  const uint64_t whole = std::stoull(out.substr(out.find(key) + key.size()));
+  ASSERT_GT(whole, 10u) << out;
+  const std::string runs = std::to_string(whole - 1);
+  EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--rounds", "1", "--bound", "1", "--runs", runs,
+                         "--no-save"},
+                        &out, &err),
+            4)
+      << out << err;
+  EXPECT_NE(out.find(key + runs + " "), std::string::npos) << out;
+  EXPECT_NE(out.find("result: INCOMPLETE"), std::string::npos) << out;
+  EXPECT_NE(out.find("covered: " + runs + " schedules, 1 of 2 bound levels (0..1) finished"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("stopped: the run limit was reached (--runs " + runs + ")"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("no violation in this scope"), std::string::npos) << out;
+  // A budget so small that the queue of schedules to run fills first says so.
+  EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--rounds", "1", "--bound", "1", "--runs", "5",
+                         "--no-save"},
+                        &out, &err),
+            4)
+      << out << err;
+  EXPECT_NE(out.find("stopped: the queue of schedules still to run filled up"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("no violation in this scope"), std::string::npos) << out;
+}
+
+// Sampling never exhausts a scope: a clean random run is INCOMPLETE (exit 4), not a clean scope.
+TEST(ExploreCommand, CleanSamplingIsIncomplete) {
+  std::string out;
+  std::string err;
+  EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--rounds", "1", "--strategy", "random",
+                         "--runs", "3", "--no-save"},
+                        &out, &err),
+            4)
+      << out << err;
+  EXPECT_NE(out.find("stopped: random sampling ran its 3 runs"), std::string::npos) << out;
+  EXPECT_EQ(out.find("no violation in this scope"), std::string::npos) << out;
+}
+
+// The unsound state-hash pruning is opt-in and says so in its report; a clean pruned search did
+// not cover the scope, so it is INCOMPLETE (exit 4).
 TEST(ExploreCommand, PruneStatesPrintsItsCaveat) {
   std::string out;
   std::string err;
   EXPECT_EQ(run_explore({"--recipe", "fair-mutex", "--rounds", "1", "--bound", "1",
                          "--prune-states", "--no-save"},
                         &out, &err),
-            0)
+            4)
       << err;
+  EXPECT_NE(out.find("stopped: --prune-states is unsound"), std::string::npos) << out;
   EXPECT_NE(out.find("UNSOUND"), std::string::npos) << out;
   EXPECT_NE(out.find("caveat: --prune-states is unsound"), std::string::npos) << out;
 }

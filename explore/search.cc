@@ -282,6 +282,8 @@ class Exhaustive {
       out_.levels_done = level + 1;
       if (out_.shortest) break;  // the fewest-pick counterexamples are in this level
     }
+    out_.run_limit_reached = cut;
+    out_.queue_full = dropped_;
     return finish(!cut && !dropped_);
   }
 

@@ -178,6 +178,8 @@ struct SearchResult {
   std::set<properties::Property> violated;  // every property some run violated
   uint32_t levels_done = 0;                 // exhaustive: preemption levels fully explored
   bool complete = false;                    // exhaustive: not cut by max_schedules
+  bool run_limit_reached = false;           // exhaustive: stopped after max_schedules runs
+  bool queue_full = false;  // exhaustive: children were dropped (the queue held 4x max_schedules)
   bool stopped_at_first = false;            // stop_at_first ended the search at a violation
   uint64_t first_violation_at = 0;          // 1-based run number of the first violation, 0 = none
   std::optional<Counterexample> shortest;
