@@ -193,6 +193,13 @@ class SeedPlan {
     return std::nullopt;
   }
 
+  // How many chunks the ranges are cut into, over all recipes.
+  uint64_t chunk_count() const {
+    uint64_t n = 0;
+    for (const PerRecipe& p : recipes_) n += p.chunks;
+    return n;
+  }
+
   // Hands `c` out again (its worker stopped before answering).
   void retry(const Chunk& c) { retry_.push_back(c); }
 
@@ -488,8 +495,10 @@ HostRun check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo
   auto run_here = [&](const Chunk& c) {
     plan.deliver(c, check_seeds(*todo[c.recipe], c.first, c.count, o.faults));
   };
+  // No more workers than chunks: a short run forks no idle processes.
+  const uint32_t jobs = static_cast<uint32_t>(std::min<uint64_t>(o.jobs, plan.chunk_count()));
   std::vector<Worker> workers =
-      o.jobs > 1 ? start_workers(o.jobs, todo, o.faults) : std::vector<Worker>();
+      jobs > 1 ? start_workers(jobs, todo, o.faults) : std::vector<Worker>();
   for (Worker& w : workers) hand_out(&w, &plan);
   std::vector<pollfd> fds;
   while (g_signal == 0) {
