@@ -110,8 +110,9 @@ constexpr const char* kRecheckUsage =
 constexpr const char* kShowUsage =
     "usage: lockstep show FILE [--html OUT] [--lane-width N] [--context N]\n"
     "Prints a trace as a timeline, one lane per client; --html also writes a swim-lane page;\n"
-    "--context N prints only the rows within N rows of the violation.\n"
-    "exit: 0 shown, 2 bad input\n";
+    "--context N prints only the rows within N rows of the violation. OUT is written atomically\n"
+    "and never over the trace being shown nor over any other trace file.\n"
+    "exit: 0 shown, 2 bad input (OUT is then not touched)\n";
 constexpr const char* kCorpusUsage =
     "usage: lockstep corpus [--dir DIR] [--seeds N] [--recipe NAME]...\n"
     "Records, for each broken variant (or NAME), the first failing seed in 1..N as "
@@ -141,6 +142,26 @@ const recipes::RecipeInfo* open_trace(const std::string& path, bool allow_change
   err << "error: " << path << ": " << e.message << "\n";
   *code = e.exit_code;
   return nullptr;
+}
+
+// Why `show INPUT --html PAGE` must not write PAGE, or "" when it may: PAGE is the input itself
+// (under any name: same file), or an existing file that holds a trace.
+std::string html_target_problem(const std::string& input, const std::string& page) {
+  const std::string instead =
+      "; name another file for the page, e.g. --html " +
+      std::filesystem::path(page).replace_extension(".html").string();
+  std::error_code ec;
+  if (page == input || std::filesystem::equivalent(input, page, ec)) {
+    return "--html " + page + " is the trace being shown: the page would overwrite it" +
+           (std::filesystem::path(page).extension() == ".html"
+                ? std::string("; name another file for the page")
+                : instead);
+  }
+  if (is_trace_file(page)) {
+    return "--html " + page + " is a lockstep trace: the page would overwrite it" + instead +
+           " (or remove the trace first if you mean to replace it)";
+  }
+  return {};
 }
 
 }  // namespace
@@ -261,6 +282,12 @@ int show_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   if (html && html->empty()) {
     err << "lockstep show: --html needs a file name\n";
     return kExitBadInput;
+  }
+  if (html) {
+    if (const std::string problem = html_target_problem(p->positional[0], *html); !problem.empty()) {
+      err << "lockstep show: " << problem << "\n";
+      return kExitBadInput;
+    }
   }
   LoadError e;
   std::optional<Trace> trace = load_trace(p->positional[0], &e);

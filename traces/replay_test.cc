@@ -362,5 +362,46 @@ TEST(Show, HtmlPageIsSelfContainedAndNotWrittenOnBadInput) {
             kExitBadInput);
 }
 
+// `show T --html OUT` refuses (exit 2, naming OUT and another name to use) to write over the trace
+// it shows — by the same name, another spelling or a hard link — and over any other trace, whole
+// or truncated, leaving every file as it was; over a file that is not a trace it writes the page
+// atomically (no temporary file is left beside it).
+TEST(Show, HtmlNeverOverwritesATrace) {
+  TempDir dir;
+  const std::string shown = save(dir, expiry_trace(), "t.json");
+  const std::string other = save(dir, first_trace("broken/sort-by-name"), "other.json");
+  const std::string text = to_json_text(expiry_trace());
+  write_file(dir.file("truncated.json"), text.substr(0, 300));
+  std::filesystem::create_hard_link(shown, dir.file("link.json"));
+  const std::string dotted = dir.path() + "/./t.json";
+  for (const std::string& out : {shown, dotted, dir.file("link.json")}) {
+    const CommandResult r = run_command(show_main, "show", {shown, "--html", out});
+    EXPECT_EQ(r.code, kExitBadInput) << out << ": " << r.out;
+    EXPECT_NE(r.err.find("--html " + out + " is the trace being shown"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(".html"), std::string::npos) << r.err;  // another name to use
+    EXPECT_EQ(read_file(shown), text);
+  }
+  const std::string before = read_file(other);
+  for (const std::string& out : {other, dir.file("truncated.json")}) {
+    const std::string was = read_file(out);
+    const CommandResult r = run_command(show_main, "show", {shown, "--html", out});
+    EXPECT_EQ(r.code, kExitBadInput) << out << ": " << r.out;
+    EXPECT_NE(r.err.find("--html " + out + " is a lockstep trace"), std::string::npos) << r.err;
+    EXPECT_EQ(read_file(out), was);
+  }
+  EXPECT_EQ(read_file(other), before);
+
+  const std::string page = dir.file("page.json");  // not a trace, whatever its name
+  write_file(page, "{\"an\": \"older page or notes\"}");
+  const CommandResult r = run_command(show_main, "show", {shown, "--html", page});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(read_file(page).rfind("<!DOCTYPE html>", 0), 0u);
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos)
+        << entry.path();
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::traces

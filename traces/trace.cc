@@ -636,6 +636,22 @@ std::optional<Trace> load_trace(const std::string& path, LoadError* error) {
   return parse_trace(buf.str(), path, error);
 }
 
+bool is_trace_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_discarded()) {
+    return doc.is_object() && doc.contains("format") && doc["format"] == kFormatName;
+  }
+  const std::string head = text.substr(0, 4096);
+  return head.find("\"format\"") != std::string::npos &&
+         head.find(std::string("\"") + kFormatName + "\"") != std::string::npos;
+}
+
 const recipes::RecipeInfo* resolve_recipe(const Trace& trace, LoadError* error,
                                           const recipes::RecipeInfo** current) {
   const recipes::RecipeInfo* r = recipes::find_recipe(trace.recipe);

@@ -107,6 +107,11 @@ std::optional<Trace> load_trace(const std::string& path, LoadError* error);
 const recipes::RecipeInfo* resolve_recipe(const Trace& trace, LoadError* error,
                                           const recipes::RecipeInfo** current = nullptr);
 
+// True when `path` is an existing file that holds a lockstep trace: it parses as JSON with the
+// format marker ("format": "lockstep-trace"), or, when it does not parse (a truncated or
+// hand-edited trace), its first 4 KiB name the marker. Used to refuse writing a page over one.
+bool is_trace_file(const std::string& path);
+
 // Writes `data` to `path` atomically: a temporary file in the same directory, fsync, rename over
 // `path`, fsync of the directory. On failure nothing at `path` changes and *error says why.
 bool write_file_atomically(const std::string& path, std::string_view data, std::string* error);
