@@ -61,6 +61,13 @@ const BrokenRow kBroken[] = {
     {"broken/reader-ignores-writers", P::kMutualExclusion, {}},
     {"broken/semaphore-watch-ahead", P::kLiveness, {}, false, false, 4},
     {"broken/release-forgets-node", P::kLiveness, {FaultKind::kConnectionLoss}},
+    // A lost delete reply, then a reconnect to a follower that has not applied the delete.
+    {"broken/no-sync-recheck",
+     P::kMutualExclusion,
+     {FaultKind::kLoseNextReply, FaultKind::kLaggingFollower},
+     false,
+     false,
+     3},
 };
 
 }  // namespace

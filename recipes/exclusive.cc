@@ -15,8 +15,10 @@ zk::Result<Held> fail(Error e) {
 }  // namespace
 
 ExclusiveLock::ExclusiveLock(zk::Session& session, LockOptions options, std::string recipe_name,
-                             bool seed001_as_written)
-    : LockBase(session, std::move(options), std::move(recipe_name)), seed001_(seed001_as_written) {}
+                             bool seed001_as_written, bool recheck_without_sync)
+    : LockBase(session, std::move(options), std::move(recipe_name)), seed001_(seed001_as_written) {
+  recheck_without_sync_ = recheck_without_sync;
+}
 
 zk::Task<zk::Result<Held>> ExclusiveLock::attempt(zk::Time deadline) {
   if (seed001_) {
@@ -58,7 +60,9 @@ zk::Task<zk::Result<Held>> ExclusiveLock::attempt_correct(zk::Time deadline) {
   Error abort = Error::kOk;  // timeout / cancellation seen while unsure: clean up, then report
   for (int round = 0; round < kMaxRounds; ++round) {
     if (unsure) {
-      zk::Result<zk::Stat> e = co_await session().exists(path);  // no deadline: we must know
+      // No deadline: we must know. Synced: a lagging server could miss our node, or show the
+      // one it replaced, and we would report a timeout while our node holds the lock.
+      zk::Result<zk::Stat> e = co_await exists_synced(path, zk::kNever);
       if (e.ok() && e.value.ephemeral_owner == session().id()) {
         if (abort != Error::kOk) {
           ++stats_.cleanups;

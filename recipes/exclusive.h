@@ -2,8 +2,12 @@
 // one ephemeral node "<dir>/lock"; the winner holds; a loser watches the node (exists with a
 // watch) and races again when it is deleted.
 //
-// Correct version (ExclusiveLock): a create whose outcome is unknown is resolved with exists():
-// a node owned by our session is ours (adopted). The grant's fencing token is the node's czxid.
+// Correct version (ExclusiveLock): a create whose outcome is unknown is resolved with a sync and
+// exists(): a node owned by our session is ours (adopted). A release whose delete has an unknown
+// outcome re-checks the same way before deleting again. The sync matters more here than for the
+// queue recipes: the name is fixed, so a stale "the node is (not) ours" from a server that lags
+// the lost write deletes another client's node or forgets our own (broken/no-sync-recheck).
+// The grant's fencing token is the node's czxid.
 // It is herd-prone by nature (every loser watches the one node) and not fair (no queue).
 //
 // Seed 001 as written (seed001_as_written = true), translated line by line from the post's Java:
@@ -32,8 +36,10 @@ namespace lockstep::recipes {
 
 class ExclusiveLock final : public LockBase {
  public:
+  // `recheck_without_sync` is broken/no-sync-recheck: after an ambiguous create or delete the
+  // node is re-checked with a plain exists(), which a lagging server answers from the past.
   ExclusiveLock(zk::Session& session, LockOptions options, std::string recipe_name,
-                bool seed001_as_written = false);
+                bool seed001_as_written = false, bool recheck_without_sync = false);
 
   std::string node_path() const { return dir() + "/lock"; }
 

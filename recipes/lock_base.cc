@@ -228,8 +228,16 @@ zk::Task<zk::Status> LockBase::ensure_dir(zk::Time deadline) {
   co_return zk::Status::failure(Error::kConnectionLoss);
 }
 
+zk::Task<zk::Result<zk::Stat>> LockBase::exists_synced(std::string path, zk::Time deadline) {
+  if (!recheck_without_sync_) {
+    zk::Status s = co_await session_.sync(path).until(deadline);
+    if (!s.ok() && s.error != Error::kNoNode) co_return zk::Result<zk::Stat>::failure(s.error);
+  }
+  co_return co_await session_.exists(path).until(deadline);
+}
+
 zk::Task<zk::Result<zk::Stat>> LockBase::check_own(std::string path, zk::Time deadline) {
-  zk::Result<zk::Stat> e = co_await session_.exists(path).until(deadline);
+  zk::Result<zk::Stat> e = co_await exists_synced(path, deadline);
   if (e.ok() && e.value.ephemeral_owner != session_.id()) {
     co_return zk::Result<zk::Stat>::failure(Error::kNoNode);
   }
@@ -242,7 +250,9 @@ zk::Task<zk::Status> LockBase::remove_own(std::string path, zk::SessionId sid) {
     if (session_dead() || session_.id() != sid)
       co_return zk::Status::failure(Error::kSessionExpired);
     if (verify) {
-      zk::Result<zk::Stat> e = co_await session_.exists(path);
+      // Synced: a lagging server may still show the node our lost delete removed, and deleting
+      // "it" again would delete whatever now has that name (for a fixed name: another holder's).
+      zk::Result<zk::Stat> e = co_await exists_synced(path, zk::kNever);
       if (e.error == Error::kNoNode) co_return zk::Status{};
       if (e.ok() && e.value.ephemeral_owner != sid) co_return zk::Status{};
       if (!e.ok()) {

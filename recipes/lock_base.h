@@ -111,6 +111,7 @@ class LockBase : public Lock {
   // Broken-variant hooks (the correct recipes leave them false).
   bool ignore_expiry_ = false;         // state() stays kHeld, lost() never fires (S7 broken)
   bool release_forgets_node_ = false;  // a delete that meets connection loss is not retried
+  bool recheck_without_sync_ = false;  // re-checks after an ambiguous outcome skip the sync
 
   // ---- helpers for recipes ----
   zk::Session& session() { return session_; }
@@ -129,7 +130,14 @@ class LockBase : public Lock {
   // kSessionExpired (session gone: the server removes it, or already has).
   zk::Task<zk::Status> remove_own(std::string path, zk::SessionId sid);
   // Is `path` an ephemeral of the current session? kOk + stat, kNoNode when missing or foreign.
+  // Answered as of now (exists_synced), since it is asked to resolve an ambiguous outcome.
   zk::Task<zk::Result<zk::Stat>> check_own(std::string path, zk::Time deadline);
+  // exists(path) answered from the leader's present state: a sync first. After a reconnect the
+  // session's server may lag the leader by writes the session never saw a reply for (a create
+  // or a delete whose reply was lost: the client's last seen zxid is older), so a plain exists
+  // can still show a node the lost delete removed, or miss one the lost create made. Errors of
+  // the sync are returned as they are (kNoNode excepted: the exists then answers).
+  zk::Task<zk::Result<zk::Stat>> exists_synced(std::string path, zk::Time deadline);
 
   RecipeStats stats_;
 

@@ -334,6 +334,12 @@ zk::Task<zk::Result<Held>> GatedSemaphore::attempt(zk::Time deadline) {
   // Whatever the lease's outcome, the gate goes to the next contender.
   (void)co_await gate_.release();
   if (!lease.ok()) co_return zk::Result<Held>::failure(lease.error);
+  // The gate's release retries through disconnects until its delete is done or the session is
+  // gone, so the lease may have died with the session meanwhile: never grant a lost lease.
+  if (leases_.state() == LockState::kLost) {
+    (void)co_await leases_.release();
+    co_return zk::Result<Held>::failure(Error::kSessionExpired);
+  }
   co_return zk::Result<Held>{
       Error::kOk, Held{lease.value.node, zk::Zxid{lease.value.fencing_token}, session().id()}};
 }

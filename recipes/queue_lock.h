@@ -116,7 +116,9 @@ class ElectionCandidate final : public QueueLock {
 // lowest; then it releases the gate. Leases are created only by the gate holder, so only the
 // gate holder ever watches the lease list: one notification per lease release (plus the gate's
 // own hand-off, also one), and FIFO through the gate. Timeouts and cancellations clean both
-// nodes; the grant's node (watched by the S7 monitor) is the lease.
+// nodes; the grant's node (watched by the S7 monitor) is the lease. The gate is released after
+// the lease is won, and that release may wait through a partition until the session expires:
+// a lease lost meanwhile is released and the attempt fails with kSessionExpired.
 class GatedSemaphore final : public LockBase {
  public:
   GatedSemaphore(zk::Session& session, LockOptions options, std::string recipe_name);

@@ -36,9 +36,9 @@ LockFactory queue(std::string name, QueuePolicy policy, QueueFlaws flaws = {},
   };
 }
 
-LockFactory exclusive(std::string name, bool seed001) {
+LockFactory exclusive(std::string name, bool seed001, bool recheck_without_sync = false) {
   return [=](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
-    return std::make_unique<ExclusiveLock>(s, o, name, seed001);
+    return std::make_unique<ExclusiveLock>(s, o, name, seed001, recheck_without_sync);
   };
 }
 
@@ -163,6 +163,12 @@ std::vector<RecipeInfo> build() {
                     "S10, 003",
                     queue("broken/semaphore-watch-ahead", QueuePolicy::kSemaphore,
                           flaw(&QueueFlaws::watch_lease_ahead), "lease-")));
+  r.push_back(entry("broken/no-sync-recheck", Kind::kMutex, bad,
+                    "the exclusive lock re-checks its node without sync after a lost reply: a "
+                    "lagging server still shows the node its lost delete removed, and the "
+                    "second delete removes the next holder's node",
+                    "S1 S5 S6, DESIGN §2 ensemble view",
+                    exclusive("broken/no-sync-recheck", false, true)));
   r.push_back(entry("broken/release-forgets-node", Kind::kMutex, bad,
                     "a release whose delete meets connection loss forgets the node: if the "
                     "delete was lost, the orphan blocks every waiter",

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -295,6 +297,41 @@ TEST(AmbiguousCreate, NodeOfAnOlderSessionIsNotAdopted) {
   EXPECT_EQ(s.children().size(), 1u);
 }
 
+TEST(AmbiguousCreate, LostCreateReplyReCheckedOnALaggingServerIsAdoptedNotOrphaned) {
+  // S6 on an ensemble (exclusive seeds 9212, 52494, 182560): a waits with a deadline while b
+  // holds; server 2 starts applying writes 50 ms late and a's next create loses its reply. b
+  // releases, a's create wins the lock on the leader and a reconnects to server 2, which has
+  // applied neither b's delete nor a's create: a plain exists() there shows b's node, so a would
+  // take its own node for b's and leave it behind at its deadline. The synced re-check finds it
+  // and adopts it.
+  sim::WorldOptions o;
+  o.servers = 3;
+  Scenario s(o, std::make_unique<ReconnectToSecond>(o.seed, 2));
+  Party& a = s.join("exclusive");
+  Party& b = s.join("exclusive");
+  s.acquire_and_settle(b);
+  s.acquire(a, milliseconds(40));
+  s.run_for(milliseconds(10));
+  sim::Fault lag;
+  lag.kind = FaultKind::kLaggingFollower;
+  lag.at = s.now();
+  lag.server = 2;
+  lag.duration = zk::seconds(1);
+  lag.extra = milliseconds(50);
+  s.world.inject(lag);
+  s.inject(FaultKind::kLoseNextReply, 1);
+  s.release_and_settle(b);
+  EXPECT_EQ(a.client->server(), 2u) << "the script must send a's reconnect to the lagging server";
+  ASSERT_TRUE(a.acquired.done);
+  EXPECT_EQ(a.acquired.error, Error::kOk);
+  EXPECT_TRUE(a.holds());
+  EXPECT_EQ(a.stats().adopted, 1u);
+  std::optional<sim::NodeView> n = s.world.node("/locks/test/lock");
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(n->stat.ephemeral_owner, a.client->id());
+  EXPECT_EQ(s.max_holders, 1);
+}
+
 TEST(TimedAcquire, TimeoutDeletesOwnNodeAndTheQueueMovesOn) {
   // S5: a waiter whose deadline passes returns kOperationTimeout and removes its node, so the
   // waiter behind it is granted when the holder releases.
@@ -445,6 +482,41 @@ TEST(Expiry, AbandonedSessionIsLostAtOnceWhileTheServerStillHoldsIt) {
   EXPECT_FALSE(b.holds()) << "the server still holds a's session and node";
   s.run_for(zk::seconds(2));
   EXPECT_TRUE(b.holds());
+}
+
+TEST(Expiry, GatedSemaphoreLeaseLostWhileTheGateIsReleasedIsNotGranted) {
+  // S7/S10 (semaphore-gated seed 10578): a wins a lease and is cut off from every server just as
+  // it sends the gate's delete; the gate's release waits through the partition until the
+  // session has expired, taking the lease with it. acquire fails with kSessionExpired instead of
+  // granting the dead lease, and the Lock works again on a new session.
+  Scenario s;
+  LockOptions opts;
+  opts.max_leases = 2;
+  Party& a = s.join("semaphore-gated", opts);
+  s.run_for(milliseconds(50));
+  s.acquire(a);
+  const std::string gate_delete = "delete /locks/test/locks/";
+  bool sent = false;
+  for (int i = 0; i < 10000 && !sent; ++i) {
+    const size_t seen = s.world.log().events().size();
+    ASSERT_TRUE(s.world.step());
+    const std::vector<sim::LoggedEvent>& ev = s.world.log().events();
+    for (size_t j = seen; j < ev.size(); ++j) {
+      sent = sent || (ev[j].client == 1 && ev[j].kind == "send" &&
+                      ev[j].text.compare(0, gate_delete.size(), gate_delete) == 0);
+    }
+  }
+  ASSERT_TRUE(sent);
+  s.inject(FaultKind::kPartition, 1, zk::seconds(3));
+  s.run_for(zk::seconds(4));
+  ASSERT_TRUE(a.acquired.done);
+  EXPECT_EQ(a.acquired.error, Error::kSessionExpired);
+  EXPECT_FALSE(a.holds());
+  EXPECT_EQ(a.lock->state(), LockState::kIdle);
+  a.client->reopen();
+  s.acquire_and_settle(a);
+  EXPECT_EQ(a.acquired.error, Error::kOk);
+  EXPECT_TRUE(a.holds());
 }
 
 TEST(Expiry, WaiterFailsWithSessionExpired) {

@@ -116,6 +116,27 @@ class LoseInFlight final : public sim::Strategy {
   std::unique_ptr<sim::Strategy> inner_;
 };
 
+// A strategy that sends the first `first_connects` server choices to server 1 (the leader) and
+// every later one (the reconnects) to the second eligible server (server 2 when it is eligible:
+// a client reconnects only to a server at least as new as its last seen zxid), and is otherwise
+// seeded random. With server 2 lagging, a client that lost a reply on the leader reconnects to
+// a server that has not applied that write yet.
+class ReconnectToSecond final : public sim::Strategy {
+ public:
+  ReconnectToSecond(uint64_t seed, uint32_t first_connects)
+      : inner_(sim::make_random_strategy(seed)), first_connects_(first_connects) {}
+  uint32_t choose(sim::ChoiceKind kind, uint32_t n) override {
+    if (kind != sim::ChoiceKind::kServer) return inner_->choose(kind, n);
+    return server_choices_++ < first_connects_ ? 0 : 1;
+  }
+  std::string name() const override { return "reconnect-to-second"; }
+
+ private:
+  std::unique_ptr<sim::Strategy> inner_;
+  uint32_t first_connects_;
+  uint32_t server_choices_ = 0;
+};
+
 // The herd figures of a scenario: notifications per delete of a node under `dir`.
 struct HerdFigures {
   uint32_t releases = 0;

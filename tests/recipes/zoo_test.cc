@@ -3,6 +3,7 @@
 // each beside the same script on the correct recipe where that contrast is the point.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
   const std::vector<std::string> exhibited = {"broken/ignores-expiry",
                                               "broken/no-id-in-name",
                                               "broken/no-relist",
+                                              "broken/no-sync-recheck",
                                               "broken/reader-ignores-writers",
                                               "broken/release-forgets-node",
                                               "broken/rw-sort-by-name",
@@ -288,6 +290,51 @@ TEST(Zoo, ReleaseForgetsNodeLeavesAnOrphanThatBlocksTheQueue) {
       EXPECT_FALSE(b.acquired.done) << "deadlock behind the forgotten node";
       EXPECT_EQ(nodes_of(s, a), 1) << "orphan";
     }
+  }
+}
+
+// Three exclusive-lock parties on a 3-server ensemble, all on the leader: a holds, b and c
+// wait. Server 2 starts applying writes 50 ms late and a's release loses its delete's reply; a
+// reconnects to server 2, which still shows a's node although b has taken the lock meanwhile.
+// Returns the scenario after the release has settled.
+std::unique_ptr<Scenario> lost_delete_reply_then_lagging_server(const char* name) {
+  sim::WorldOptions o;
+  o.servers = 3;
+  auto s = std::make_unique<Scenario>(o, std::make_unique<ReconnectToSecond>(o.seed, 3));
+  Party& a = s->join(name);
+  Party& b = s->join(name);
+  Party& c = s->join(name);
+  s->acquire_and_settle(a);
+  s->acquire(b);
+  s->acquire(c);
+  s->run_for(kSettle);
+  sim::Fault lag;
+  lag.kind = FaultKind::kLaggingFollower;
+  lag.at = s->now();
+  lag.server = 2;
+  lag.duration = zk::seconds(1);
+  lag.extra = milliseconds(50);
+  s->world.inject(lag);
+  s->inject(FaultKind::kLoseNextReply, 1);
+  s->run_for(zk::microseconds(10));  // the faults are events: let them land before the release
+  s->release(a);
+  s->run_for(kSettle);
+  EXPECT_EQ(a.client->server(), 2u) << "the script must send a's reconnect to the lagging server";
+  return s;
+}
+
+TEST(Zoo, NoSyncRecheckDeletesTheNextHoldersNode) {
+  // broken/no-sync-recheck: after the lost delete reply a re-checks its node with a plain
+  // exists() on the lagging server, sees its own node still there and deletes it again: the
+  // leader deletes b's node instead, c takes the lock, and b and c hold together. The correct
+  // exclusive lock syncs first, sees b's node and stops.
+  for (const char* name : {"broken/no-sync-recheck", "exclusive"}) {
+    SCOPED_TRACE(name);
+    std::unique_ptr<Scenario> s = lost_delete_reply_then_lagging_server(name);
+    const bool broken = std::string(name) == "broken/no-sync-recheck";
+    EXPECT_EQ(s->max_holders, broken ? 2 : 1);
+    EXPECT_EQ(s->parties[0]->released.error, Error::kOk);
+    EXPECT_EQ(s->grant_order.size(), broken ? 3u : 2u);
   }
 }
 
