@@ -303,16 +303,24 @@ Verdict check_fifo(const History& h) {
 
 namespace {
 
-// The lost wake-up clause of check_liveness.
+// The lost wake-up clause of check_liveness. A waiter is judged from the last fresh grant to a
+// client that was waiting since before it: a recipe that hands the free room out in arrival
+// order (a gated semaphore serves its gate queue one grant at a time, and a grant takes longer
+// than a short hold) keeps later waiters waiting while the room is free and the queue ahead of
+// them is served; that is progress, not a lost wake-up. A waiter passed over by later arrivals,
+// or waiting while nobody is granted, is still judged from when the room became free.
 std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o) {
   if (o.capacity == 0) return std::nullopt;
   BeliefTracker tracker;
   std::map<uint32_t, uint64_t> waiting;  // client -> its fresh acquire's invocation
+  std::map<uint32_t, zk::Time> served;   // client -> last grant to an earlier waiter
   std::optional<uint64_t> free_since;    // event since which fewer than capacity hold
   for (const Event& e : h.events()) {
     if (free_since && e.at >= o.quiet_at) {
       for (const auto& [client, inv] : waiting) {
-        const zk::Time start = std::max({h[*free_since].at, h[inv].at, o.quiet_at});
+        zk::Time start = std::max({h[*free_since].at, h[inv].at, o.quiet_at});
+        auto ahead = served.find(client);
+        if (ahead != served.end()) start = std::max(start, ahead->second);
         if (e.at - start <= o.grace) continue;
         return violation(Property::kLiveness,
                          client_name(client) + " waited (acquire invoked at " + at_ref(h[inv]) +
@@ -325,7 +333,16 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o) {
     }
     const Belief* b = tracker.of(e.client);
     const bool holding = b != nullptr && b->holds;
-    if (e.op == Op::kAcquire && e.type == Type::kInvoke && !holding) waiting[e.client] = e.index;
+    if (tracker.is_fresh_grant(e)) {
+      auto granted = waiting.find(e.client);
+      for (const auto& [client, inv] : waiting) {
+        if (granted != waiting.end() && inv > granted->second) served[client] = e.at;
+      }
+    }
+    if (e.op == Op::kAcquire && e.type == Type::kInvoke && !holding) {
+      waiting[e.client] = e.index;
+      served.erase(e.client);
+    }
     if (e.op == Op::kAcquire && e.type != Type::kInvoke) waiting.erase(e.client);
     if (e.op == Op::kCrash || e.op == Op::kGiveUp) waiting.erase(e.client);
     tracker.apply(e);

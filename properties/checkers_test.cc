@@ -300,6 +300,44 @@ TEST(Liveness, WaiterAsleepWhileLockIsFreeIsLostWakeup) {
   EXPECT_NE(v.message.find("lost wake-up"), std::string::npos) << v.message;
 }
 
+// A waiter queued behind earlier waiters that are granted one at a time (a gated semaphore's
+// gate queue: semaphore-gated seed 19544) is not a lost wake-up while the room stays free, as
+// long as each earlier waiter is granted within the grace; a waiter passed over by later
+// arrivals that are granted within the grace of each other still is.
+TEST(Liveness, WaiterBehindAServedQueueIsNotALostWakeupButAPassedOverOneIs) {
+  TreeSnapshot tree;
+  LivenessOptions o{zk::Time{}, zk::seconds(10)};
+  o.quiet_at = zk::Time{};
+  o.grace = zk::milliseconds(5);
+  o.capacity = 2;
+  // c1..c4 wait; with 2 leases and never more than one holder, each is granted and leaves in
+  // turn, 3 ms apart: c4 waits 10 ms while a lease is free, always behind an earlier waiter.
+  Builder served;
+  for (uint32_t c = 1; c <= 4; ++c) served.add(c, Type::kInvoke, Op::kAcquire);
+  for (uint32_t c = 1; c <= 4; ++c) {
+    served.grant(c, c);
+    served.release(c);
+  }
+  for (uint32_t c = 1; c <= 4; ++c) served.info(c, Op::kDone);
+  const Verdict ok = check_liveness(served.h, o, tree);
+  EXPECT_TRUE(ok.ok) << ok.message;
+
+  // c1 waits first; c2..c5 arrive after it and are granted in turn, 4 ms apart, while c1 sleeps.
+  Builder passed;
+  const uint64_t inv = passed.add(1, Type::kInvoke, Op::kAcquire);
+  for (uint32_t c = 2; c <= 5; ++c) {
+    passed.acquire(c, c);
+    passed.release(c);
+  }
+  passed.grant(1, 6);
+  for (uint32_t c = 1; c <= 5; ++c) passed.info(c, Op::kDone);
+  const Verdict v = check_liveness(passed.h, o, tree);
+  ASSERT_FALSE(v.ok);
+  ASSERT_FALSE(v.events.empty());
+  EXPECT_EQ(v.events.front(), inv);
+  EXPECT_NE(v.message.find("lost wake-up"), std::string::npos) << v.message;
+}
+
 // A node of a finished client's live session is an orphan; the node of a client still waiting
 // in acquire, or of a dead session, is not.
 TEST(NoOrphans, FinishedClientsNodeIsOrphan) {
