@@ -171,7 +171,8 @@ struct HostRun {
 HostRun check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo,
                              const CheckOptions& o, std::ostream* progress);
 // "" when files can be written under `dir`: it is a writable directory, or the nearest part of
-// it that exists is one (so it can be created). Otherwise what is in the way. Creates nothing.
+// it that exists is one (so it can be created). Otherwise what is in the way. It tries: it makes
+// the first missing directory (or a probe inside `dir`) and removes it, so nothing is left behind.
 std::string host_dir_problem(const std::string& dir);
 
 }  // namespace lockstep::properties

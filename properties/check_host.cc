@@ -11,6 +11,7 @@
 // exits when its task pipe closes; on an interrupt the parent sends each worker SIGTERM, by pid.
 #include <poll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -484,6 +485,21 @@ std::string host_dir_problem(const std::string& dir) {
     return (is_self ? "it is not writable" : "'" + existing.string() + "' is not writable") +
            std::string(" (") + std::strerror(errno) + ")";
   }
+  // access() says yes to root, and /proc or /sys take no new entries whatever their mode bits
+  // say, so try it: make the first missing directory (or a probe inside `dir`) and remove it.
+  fs::path probe = is_self ? existing / (".lockstep-probe-" + std::to_string(::getpid()))
+                           : fs::path(dir);
+  for (int guard = 0; guard < 4096 && !is_self && probe.has_parent_path() &&
+                      probe.parent_path() != existing;
+       ++guard) {
+    probe = probe.parent_path();
+  }
+  if (::mkdir(probe.c_str(), 0700) != 0) {
+    if (errno == EEXIST) return {};
+    return (is_self ? "nothing can be created in it" : "'" + probe.string() + "' cannot be created") +
+           std::string(" (") + std::strerror(errno) + ")";
+  }
+  ::rmdir(probe.c_str());
   return {};
 }
 

@@ -120,6 +120,27 @@ TEST(CheckSavesTraces, DefaultDirectoryIsTracesFailuresUnderTheWorkingDirectory)
   EXPECT_TRUE(std::filesystem::exists(dir.path() + "/" + paths[0]));
 }
 
+// A --trace-dir under /proc or /sys, which take no new entries even for root (whose access() says
+// yes to everything), is a usage error found before any seed runs: exit 2, naming the directory
+// and the fix. The directory probe leaves nothing behind, where it refuses and where it accepts.
+TEST(CheckSavesTraces, AnUnwritableTraceDirUnderProcOrSysIsAUsageError) {
+  for (const std::string dir : {"/proc/lockstep-no-such-dir/x", "/sys/lockstep-no-such-dir"}) {
+    if (!std::filesystem::exists(dir.substr(0, dir.find('/', 1)))) continue;  // not mounted here
+    const CommandResult r =
+        check({"--recipe", "broken/sort-by-name", "--seeds", "5", "--trace-dir", dir});
+    EXPECT_EQ(r.code, 2) << dir << ":\n" << r.out << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;  // nothing ran
+    EXPECT_NE(r.err.find("cannot save failure traces in '" + dir + "'"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("fix: pass --trace-dir DIR"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir));
+  }
+  TempDir writable;
+  EXPECT_EQ(properties::host_dir_problem(writable.path()), "");
+  EXPECT_EQ(properties::host_dir_problem(writable.file("new/sub")), "");
+  EXPECT_TRUE(std::filesystem::is_empty(writable.path()));
+}
+
 // Saving never replaces a different file: when another file holds the trace's name, the trace
 // gets the "-2" name and the other file is untouched; saving the same trace again finds it.
 TEST(CheckSavesTraces, ADifferentFileUnderTheNameIsNeverReplaced) {
