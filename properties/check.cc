@@ -9,6 +9,7 @@
 
 #include "properties/scenario.h"
 #include "properties/suite.h"
+#include "zk/invariant.h"
 
 namespace lockstep::properties {
 namespace {
@@ -92,9 +93,7 @@ std::string repro(const std::string& recipe, uint64_t seed,
 
 // A violated REQUIRES of this engine is a programmer error: reported and aborted in every build.
 void require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "lockstep check: internal error: %s\n", what);
-  std::abort();
+  LOCKSTEP_ASSERT_MSG(ok, std::string("lockstep check: ") + what);
 }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
@@ -467,6 +466,9 @@ RecipeResult check_seeds(const recipes::RecipeInfo& recipe, uint64_t first, uint
   RecipeResult rr = empty_result(recipe);
   rr.first_seed = first;
   for (uint64_t seed = first; seed < first + count; ++seed) {
+    // An invariant of the simulator or a checker that fires in this seed prints how to rerun it.
+    const InvariantContext context(
+        [&] { return "reproduce: " + repro(recipe.name, seed, faults); });
     const SeedOutcome so = run_seed(recipe, claims, seed, faults);
     ++rr.seeds_run;
     rr.requests += so.run.requests;

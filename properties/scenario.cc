@@ -123,6 +123,14 @@ void finish_scenario(Scenario* s) {
       (s->heal_at - zk::Time{}) + per_client * (w.clients * w.rounds) + s->session_timeout * 4;
 }
 
+zk::Duration liveness_bound_for(const Scenario& s, bool fifo) {
+  if (fifo) return s.liveness_bound;
+  const WorkloadOptions& w = s.workload;
+  Duration per_grant = w.hold_max + w.think_max + zk::milliseconds(30);
+  if (w.long_hold_percent > 0) per_grant = per_grant + w.long_hold;
+  return s.session_timeout * 3 + per_grant * (w.clients * w.rounds);
+}
+
 Scenario generate_scenario(uint64_t seed, const GenerateOptions& o) {
   zk::Prng rng = zk::Prng(seed).split("scenario");
   Scenario s;

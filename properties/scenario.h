@@ -76,6 +76,14 @@ Scenario generate_scenario(uint64_t seed, const GenerateOptions& options);
 // Derives heal_at, liveness_bound and run_limit from the workload and the faults.
 void finish_scenario(Scenario* s);
 
+// The bound within which a waiter's acquire must complete after the heal, for a recipe that
+// promises FIFO (`fifo`: a waiter queues behind each other client at most once, which is
+// s.liveness_bound) or for one that does not: an unfair lock (S1's race to create one node) may
+// let every other client's remaining rounds pass a waiter, so its bound covers the whole
+// workload. Lost wake-ups (a waiter asleep while the lock is free) are judged apart, with a
+// short grace, for both.
+zk::Duration liveness_bound_for(const Scenario& s, bool fifo);
+
 struct RunResult {
   History history;
   TreeSnapshot tree;

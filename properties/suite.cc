@@ -38,7 +38,7 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
       case Property::kLiveness: {
         LivenessOptions lo;
         lo.heal_at = run.heal_at;
-        lo.bound = s.liveness_bound;
+        lo.bound = liveness_bound_for(s, claims.properties.count(Property::kFifo) != 0);
         lo.quiet_at = run.heal_at + s.session_timeout * 2 + zk::milliseconds(200);
         lo.grace = zk::milliseconds(20);
         lo.capacity = recipe.kind == recipes::Kind::kSemaphore   ? s.workload.max_leases
