@@ -350,10 +350,9 @@ properties::Scenario scenario_from_json(const Node& j) {
   properties::Scenario s;
   s.seed = unsigned64(j["seed"]);
   s.workload = workload_from_json(j["workload"]);
-  s.servers = count32(j["servers"], 1, 3);
-  if (s.servers != 1 && s.servers != 3) {
-    out_of_range(j["servers"], "it must be 1 (standalone) or 3 (an ensemble)");
-  }
+  const std::string servers_rule = "it must be 1 (standalone) or 3 (an ensemble)";
+  s.servers = count32(j["servers"], 1, 3, servers_rule);
+  if (s.servers == 2) out_of_range(j["servers"], servers_rule);
   s.session_timeout = duration(j["session_timeout_us"]);
   s.local_session_expiry = boolean(j["local_session_expiry"]);
   const Node seq = j["sequence_start"];
