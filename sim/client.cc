@@ -1,11 +1,11 @@
 #include "sim/client.h"
 
 #include <algorithm>
-#include "zk/invariant.h"
 #include <cstdio>
 #include <utility>
 
 #include "sim/data_tree.h"
+#include "zk/invariant.h"
 
 namespace lockstep::sim {
 

@@ -1,8 +1,8 @@
 #include "sim/data_tree.h"
 
 #include <algorithm>
-#include "zk/invariant.h"
 
+#include "zk/invariant.h"
 #include "zk/random.h"
 
 namespace lockstep::sim {

@@ -1,8 +1,7 @@
 // Faults as data: inject() queues one; start_fault / end_fault carry it out.
-#include "zk/invariant.h"
-
 #include "sim/client.h"
 #include "sim/world_impl.h"
+#include "zk/invariant.h"
 
 namespace lockstep::sim {
 

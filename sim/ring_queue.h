@@ -10,12 +10,13 @@
 // `size` slots starting at `head`, wrapping around the end of the buffer.
 #pragma once
 
-#include "zk/invariant.h"
 #include <cstddef>
 #include <iterator>
 #include <memory>
 #include <new>
 #include <utility>
+
+#include "zk/invariant.h"
 
 namespace lockstep::sim {
 

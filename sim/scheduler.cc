@@ -1,8 +1,9 @@
 #include "sim/scheduler.h"
 
 #include <algorithm>
-#include "zk/invariant.h"
 #include <string>
+
+#include "zk/invariant.h"
 
 namespace lockstep::sim {
 namespace {

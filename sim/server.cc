@@ -1,10 +1,10 @@
 // The ensemble: requests, the leader, applies, watches, sessions and their expiry.
 #include <algorithm>
-#include "zk/invariant.h"
 #include <cstdio>
 
 #include "sim/client.h"
 #include "sim/world_impl.h"
+#include "zk/invariant.h"
 
 namespace lockstep::sim {
 
@@ -270,7 +270,7 @@ void World::Impl::apply_at(Server& s, const Txn& txn) {
   s.applied = txn.zxid;
   LOCKSTEP_ASSERT(txn.type != TxnType::kKillSession ||
                   s.tree.ephemeral_count(txn.session) == 0);  // expiry deletes every ephemeral
-  for (const Trigger& t : triggers_) fire(s, t, txn.zxid);  // fire() never applies
+  for (const Trigger& t : triggers_) fire(s, t, txn.zxid);    // fire() never applies
   if (s.blocked.empty()) return;
   std::vector<uint64_t> blocked(s.blocked.begin(), s.blocked.end());
   for (uint64_t id : blocked) {
@@ -421,18 +421,17 @@ void World::Impl::check_sessions() {
                             (rec.heard ? " is marked heard but its client cannot reach it"
                                        : " is marked unheard but its client is connected"));
     if (rec.heard || servers_down_ > 0) continue;
-    LOCKSTEP_ASSERT_MSG(rec.expires_at != Time{},
-                        "session " + hex(id) + " of c" + std::to_string(rec.client) +
-                            " is unheard and no expiry is armed for it");
+    LOCKSTEP_ASSERT_MSG(rec.expires_at != Time{}, "session " + hex(id) + " of c" +
+                                                      std::to_string(rec.client) +
+                                                      " is unheard and no expiry is armed for it");
     LOCKSTEP_ASSERT_MSG(now() <= rec.expires_at,
                         "session " + hex(id) + " of c" + std::to_string(rec.client) +
-                            " should have expired at t=" + std::to_string(rec.expires_at.us) + "us" +
-                            " and is still alive at t=" + std::to_string(now().us) + "us");
+                            " should have expired at t=" + std::to_string(rec.expires_at.us) +
+                            "us" + " and is still alive at t=" + std::to_string(now().us) + "us");
   }
   for (const auto& [owner, count] : leader().tree.ephemeral_owners()) {
     LOCKSTEP_ASSERT_MSG(sessions_.count(owner) != 0,
-                        std::to_string(count) + " ephemeral node(s) outlive session " +
-                            hex(owner));
+                        std::to_string(count) + " ephemeral node(s) outlive session " + hex(owner));
   }
 }
 

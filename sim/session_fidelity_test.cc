@@ -120,7 +120,8 @@ TEST(SessionFidelity, NotifiedWaiterFailingOverToALaggingFollowerIsNotifiedAgain
   EXPECT_EQ(event->value.type, zk::EventType::kDeleted);
   // s2 goes down: the waiter's only eligible servers are the leader and the lagging s3.
   w.inject(make_fault(FaultKind::kServerRestart, w.now(), 0, 2, zk::seconds(1)));
-  ASSERT_TRUE(testing::run_until(w, [&] { return waiter.server() == 3; }, zk::milliseconds(100)));
+  ASSERT_TRUE(testing::run_until(
+      w, [&] { return waiter.server() == 3; }, zk::milliseconds(100)));
   zk::Watch second;
   const auto stale = await_result(w, waiter, waiter.exists("/n", &second), zk::milliseconds(50));
   ASSERT_TRUE(stale.has_value());

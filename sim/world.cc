@@ -1,9 +1,9 @@
 // World: construction, the run loop, event dispatch, and inspection.
 #include <algorithm>
-#include "zk/invariant.h"
 
 #include "sim/client.h"
 #include "sim/world_impl.h"
+#include "zk/invariant.h"
 
 namespace lockstep::sim {
 

@@ -67,15 +67,15 @@ enum Footprint : uint32_t {
 };
 
 struct EventInfo {
-  uint64_t seq = 0;     // insertion number: unique in a run, and the same in every run that
-                        // shares the prefix up to the moment the event was queued
-  uint32_t client = 0;  // the client process it belongs to (a request delivery: the client that
-                        // sent it, when the scheduler has seen that connection used); 0 = none
-  uint8_t tag = 0;      // sim::EventTag (sim/scheduler.h) as an integer
-  uint64_t conn = 0;    // the connection of a message delivery, 0 for other events
-  uint32_t task = 0;    // stable task identity: one per client process (2 * client), one per
-                        // client's request stream into the ensemble (2 * client + 1), one per
-                        // server's follower applies, one for expiries and one for faults
+  uint64_t seq = 0;        // insertion number: unique in a run, and the same in every run that
+                           // shares the prefix up to the moment the event was queued
+  uint32_t client = 0;     // the client process it belongs to (a request delivery: the client that
+                           // sent it, when the scheduler has seen that connection used); 0 = none
+  uint8_t tag = 0;         // sim::EventTag (sim/scheduler.h) as an integer
+  uint64_t conn = 0;       // the connection of a message delivery, 0 for other events
+  uint32_t task = 0;       // stable task identity: one per client process (2 * client), one per
+                           // client's request stream into the ensemble (2 * client + 1), one per
+                           // server's follower applies, one for expiries and one for faults
   uint32_t footprint = 0;  // Footprint bits: static for a candidate; for an event that ran, the
                            // static bits plus what the scheduler observed while it ran
   Time at{};               // the instant it runs (every candidate of a choice runs now)
@@ -258,8 +258,8 @@ struct ClientOptions {
 // parks on a watch, a sleep or a join.
 struct HerdRecord {
   zk::Zxid zxid;
-  std::string path;              // the deleted node
-  uint32_t notifications = 0;    // client sessions this delete's watch events woke
+  std::string path;            // the deleted node
+  uint32_t notifications = 0;  // client sessions this delete's watch events woke
   // Notifications of this delete to a session it had already notified. ZooKeeper 3.8 sends a
   // notification with no zxid in its header (-1; clients advance their last seen zxid only on
   // replies), so a client notified by one server may fail over to a follower that has not

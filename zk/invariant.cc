@@ -29,8 +29,7 @@ std::string invariant_context() {
   return lines;
 }
 
-void invariant_failed(const char* condition, const char* file, int line,
-                      const std::string& text) {
+void invariant_failed(const char* condition, const char* file, int line, const std::string& text) {
   std::fprintf(stderr, "lockstep: invariant violated: %s\n  at %s:%d\n", condition, file, line);
   if (!text.empty()) std::fprintf(stderr, "  %s\n", text.c_str());
   const std::string context = invariant_context();

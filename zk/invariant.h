@@ -44,12 +44,12 @@ std::string invariant_context();
 
 }  // namespace lockstep
 
-#define LOCKSTEP_ASSERT(cond) \
-  (__builtin_expect(static_cast<bool>(cond), 1)         \
-       ? static_cast<void>(0)                           \
+#define LOCKSTEP_ASSERT(cond)                   \
+  (__builtin_expect(static_cast<bool>(cond), 1) \
+       ? static_cast<void>(0)                   \
        : ::lockstep::invariant_failed(#cond, __FILE__, __LINE__, std::string()))
 
-#define LOCKSTEP_ASSERT_MSG(cond, text) \
-  (__builtin_expect(static_cast<bool>(cond), 1)         \
-       ? static_cast<void>(0)                           \
+#define LOCKSTEP_ASSERT_MSG(cond, text)         \
+  (__builtin_expect(static_cast<bool>(cond), 1) \
+       ? static_cast<void>(0)                   \
        : ::lockstep::invariant_failed(#cond, __FILE__, __LINE__, (text)))

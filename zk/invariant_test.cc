@@ -5,10 +5,10 @@
 #endif
 #include "zk/invariant.h"
 
+#include <gtest/gtest.h>
+
 #include <cassert>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace {
 
@@ -21,8 +21,9 @@ TEST(InvariantDeathTest, FiresUnderNdebugWithTheRunnersContext) {
   EXPECT_DEATH(
       {
         lockstep::InvariantContext outer([] { return std::string("seed 1142"); });
-        lockstep::InvariantContext inner(
-            [] { return std::string("reproduce: ./lockstep check --recipe exclusive --seed 1142"); });
+        lockstep::InvariantContext inner([] {
+          return std::string("reproduce: ./lockstep check --recipe exclusive --seed 1142");
+        });
         LOCKSTEP_ASSERT_MSG(false_value() == 1, "zxids only grow");
       },
       "invariant violated: false_value\\(\\) == 1(.|\n)*zxids only grow(.|\n)*seed 1142(.|\n)*"
