@@ -28,6 +28,13 @@ const TriagedSeed kTriaged[] = {
     {"read-write", 369107, "sim: a session created while its client was paused never expired"},
     {"fair-mutex", 83118, "sim herd instrument: a redelivered notification counted as a waiter"},
     {"exclusive", 2888, "checker: FIFO's bounded wait applied to an unfair lock"},
+    {"exclusive", 1142, "recipe: release re-checked its node on a lagging follower unsynced"},
+    {"exclusive", 9212, "recipe: an ambiguous create re-checked on a lagging follower unsynced"},
+    {"exclusive", 52494, "recipe: an ambiguous create re-checked on a lagging follower unsynced"},
+    {"exclusive", 182560, "recipe: an ambiguous create re-checked on a lagging follower unsynced"},
+    {"semaphore-gated", 10578, "recipe: a lease lost while the gate was released was granted"},
+    {"semaphore-gated", 19544, "checker: a served queue ahead reported as a lost wake-up"},
+    {"semaphore-gated", 203740, "sim: a session created while its client was paused never expired"},
 };
 
 class TriagedSeedTest : public ::testing::TestWithParam<TriagedSeed> {};
