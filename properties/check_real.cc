@@ -376,7 +376,9 @@ std::vector<Verdict> judge_real(const recipes::RecipeInfo& recipe, Claims claims
   if (liveness) {
     LivenessOptions lo;
     lo.heal_at = run.heal_at;
-    lo.bound = s.liveness_bound;
+    // An unfair lock's waiter may be passed by the whole workload (liveness_bound_for).
+    const bool fifo = claims.properties.count(Property::kFifo) != 0;
+    lo.bound = std::max(s.liveness_bound, liveness_bound_for(s, fifo));
     // On a real server no session dies unseen: forced expiry is immediate and a partition
     // longer than the timeout has expired its session before it heals. Only reconnecting takes
     // time after the heal: up to about a second after a partition or a server restart (the C

@@ -367,7 +367,12 @@ void ClientImpl::on_notify(DownMsg& m) {
     if (it == reg.end()) return;
     std::vector<zk::Watch> ws = std::move(it->second);
     reg.erase(it);
-    for (const zk::Watch& w : ws) w.deliver_node_event(ev);
+    for (const zk::Watch& w : ws) {
+      // A watch is one-shot: it is registered once and leaves the registry when it fires.
+      LOCKSTEP_ASSERT_MSG(!w.fired(), "c" + std::to_string(index_) + ": a watch on " + m.path +
+                                          " would fire a second time");
+      w.deliver_node_event(ev);
+    }
   };
   if (m.event != zk::EventType::kChildrenChanged) {
     take(data_watches_);
