@@ -206,6 +206,7 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
   if (observing_ && strategy_->stopped()) {
     heap_.clear();
     ready_.clear();
+    stopped_by_strategy_ = true;
     return false;
   }
   for (;;) {

@@ -77,6 +77,9 @@ class Scheduler {
   // Moves the clock to t when nothing is due before it. REQUIRES: t >= now().
   void advance_to(Time t);
   bool idle() const { return heap_.empty() && ready_.empty(); }
+  // The strategy ended the run early and every pending event was dropped (expiries included):
+  // from then on the world is frozen, not a run whose timing invariants can be checked.
+  bool stopped_by_strategy() const { return stopped_by_strategy_; }
   const std::vector<Decision>& decisions() const { return decisions_; }
 
  private:
@@ -91,7 +94,8 @@ class Scheduler {
 
   Strategy* strategy_;
   EventLog* log_;
-  const bool observing_;               // strategy_->observes_events()
+  const bool observing_;  // strategy_->observes_events()
+  bool stopped_by_strategy_ = false;
   bool running_ = false;               // observing_ and an event returned by next() is running
   EventInfo current_;                  // that event, with the footprint observed so far
   std::vector<EventInfo> candidates_;  // scratch for choose_event
