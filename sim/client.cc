@@ -576,6 +576,7 @@ void ClientImpl::fault_abandon() {
 }
 
 void ClientImpl::set_paused(bool on) {
+  if (on ? pause_depth_++ > 0 : --pause_depth_ > 0) return;  // nested in another pause
   paused_ = on;
   w_.update_heard_of_client(index_);
   if (on) return;
@@ -588,6 +589,7 @@ void ClientImpl::set_paused(bool on) {
 }
 
 void ClientImpl::set_partitioned(bool on) {
+  if (on ? partition_depth_++ > 0 : --partition_depth_ > 0) return;  // nested
   partitioned_ = on;
   w_.update_heard_of_client(index_);
   if (on) {

@@ -172,6 +172,11 @@ class ClientImpl final : public Client, public zk::Executor {
   bool crashed_ = false;
   bool paused_ = false;
   bool partitioned_ = false;
+  // Pause and partition faults may overlap on one client: each starts one level and ends one;
+  // the client resumes (heals) only when the last of them ends, and a fault that starts while
+  // another is in force changes nothing (the read timeout still counts from the first).
+  uint32_t pause_depth_ = 0;
+  uint32_t partition_depth_ = 0;
   bool lose_next_reply_ = false;
 
   zk::Context ctx_;  // last: destroyed first, while the timer table above still exists

@@ -459,7 +459,7 @@ void World::Impl::expire(zk::SessionId id, std::string_view why) {
 
 void World::Impl::server_restart_begin(uint32_t server_id) {
   Server& s = server(server_id);
-  if (!s.up) return;
+  if (s.down_depth++ > 0) return;  // already down: it comes back when the last outage ends
   s.up = false;
   ++servers_down_;
   for (auto& c : conns_) {
@@ -471,7 +471,8 @@ void World::Impl::server_restart_begin(uint32_t server_id) {
 
 void World::Impl::server_restart_end(uint32_t server_id) {
   Server& s = server(server_id);
-  if (s.up) return;
+  LOCKSTEP_ASSERT(s.down_depth > 0 && !s.up);
+  if (--s.down_depth > 0) return;
   s.up = true;
   --servers_down_;
   if (server_id != 1) apply_follower(server_id, zxid_);

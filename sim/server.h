@@ -26,6 +26,7 @@ struct Server {
 
   uint32_t id;
   bool up = true;
+  uint32_t down_depth = 0;  // overlapping restart faults: up again when the last one ends
   DataTree tree;
   zk::Zxid applied;
   Duration lag{};              // kLaggingFollower: extra apply delay ...

@@ -136,5 +136,55 @@ TEST(SessionFidelity, NotifiedWaiterFailingOverToALaggingFollowerIsNotifiedAgain
   EXPECT_EQ(r.redeliveries, 1u);
 }
 
+// Two partitions of one client that overlap act as one outage from the first start to the last
+// end: the second neither restarts the client's read timeout nor heals it when it ends first.
+// (read-write seed 856758: a nested partition re-armed the read timeout, so the holder kept
+// believing it was connected past its session's expiry, while the next writer was granted.)
+TEST(SessionFidelity, OverlappingPartitionsActAsOneOutage) {
+  World w(testing::quiet());
+  Client& c = w.add_client(timeout_ms(600));
+  ASSERT_TRUE(wait_connected(w, c));
+  const Time start = w.now();
+  w.inject(make_fault(FaultKind::kPartition, start, 1, 0, zk::milliseconds(900)));
+  w.inject(make_fault(FaultKind::kPartition, start + zk::milliseconds(300), 1, 0,
+                      zk::milliseconds(200)));
+  // The read timeout is 2/3 of the session timeout (400 ms) after the first partition began.
+  w.run_until(start + zk::milliseconds(450));
+  EXPECT_EQ(c.state(), zk::SessionState::kConnecting) << "the read timeout was pushed back";
+  // The inner partition ended at 500 ms; the outer one still cuts the client off.
+  w.run_until(start + zk::milliseconds(850));
+  EXPECT_NE(c.state(), zk::SessionState::kConnected) << "healed when the inner partition ended";
+}
+
+// Two overlapping pauses keep the client stopped until the last one ends.
+TEST(SessionFidelity, OverlappingPausesResumeWhenTheLastEnds) {
+  World w(testing::quiet());
+  Client& c = w.add_client(timeout_ms(400));
+  ASSERT_TRUE(wait_connected(w, c));
+  const Time start = w.now();
+  w.inject(make_fault(FaultKind::kPause, start, 1, 0, zk::milliseconds(100)));
+  w.inject(make_fault(FaultKind::kPause, start + zk::milliseconds(20), 1, 0, zk::milliseconds(10)));
+  w.run_until(start + zk::milliseconds(50));
+  EXPECT_TRUE(c.paused()) << "resumed when the inner pause ended";
+  w.run_until(start + zk::milliseconds(101));
+  EXPECT_FALSE(c.paused());
+}
+
+// Two overlapping restarts of one server keep it down until the last one ends: its client
+// cannot reconnect to it in between.
+TEST(SessionFidelity, OverlappingServerRestartsKeepTheServerDownUntilTheLastEnds) {
+  World w(testing::quiet());
+  Client& c = w.add_client(timeout_ms(2000));
+  ASSERT_TRUE(wait_connected(w, c));
+  const Time start = w.now();
+  w.inject(make_fault(FaultKind::kServerRestart, start, 0, 1, zk::milliseconds(300)));
+  w.inject(make_fault(FaultKind::kServerRestart, start + zk::milliseconds(50), 0, 1,
+                      zk::milliseconds(50)));
+  w.run_until(start + zk::milliseconds(250));
+  EXPECT_NE(c.state(), zk::SessionState::kConnected) << "the server came back too early";
+  w.run_until(start + zk::milliseconds(600));
+  EXPECT_EQ(c.state(), zk::SessionState::kConnected);
+}
+
 }  // namespace
 }  // namespace lockstep::sim
