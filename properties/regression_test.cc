@@ -1,41 +1,40 @@
 // Seeds at which a correct recipe once failed, each triaged (issue "Trustworthy verdicts"): the
-// recipe now passes every property it claims there. The table says what the cause was; the
-// simulator-level and checker-level pins are named beside each row.
+// recipe now passes every property it claims there. The manifest says what the cause was and
+// where each kind of cause is pinned.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "properties/claims.h"
 #include "properties/suite.h"
 #include "recipes/registry.h"
+#include "traces/corpus.h"
 
 namespace lockstep::properties {
 namespace {
 
-struct TriagedSeed {
-  const char* recipe;
-  uint64_t seed;
-  const char* cause;
-};
-
+// The one list of triaged seeds is the corpus manifest traces/corpus/triaged/SEEDS
+// (traces/corpus.h); `lockstep corpus` records each as a trace that traces_test replays.
 // Simulator infidelities are pinned in sim/session_fidelity_test.cc, checker errors here and in
 // properties/checkers_test.cc, recipe bugs in tests/recipes/ and by a broken variant.
-const TriagedSeed kTriaged[] = {
-    {"fair-mutex", 376732, "sim: a session created while its client was paused never expired"},
-    {"election", 376732, "sim: a session created while its client was paused never expired"},
-    {"naive-mutex", 98964, "sim: a session created while its client was paused never expired"},
-    {"semaphore", 29625, "sim: a session created while its client was paused never expired"},
-    {"read-write", 369107, "sim: a session created while its client was paused never expired"},
-    {"fair-mutex", 83118, "sim herd instrument: a redelivered notification counted as a waiter"},
-    {"exclusive", 2888, "checker: FIFO's bounded wait applied to an unfair lock"},
-    {"exclusive", 1142, "recipe: release re-checked its node on a lagging follower unsynced"},
-    {"exclusive", 9212, "recipe: an ambiguous create re-checked on a lagging follower unsynced"},
-    {"exclusive", 52494, "recipe: an ambiguous create re-checked on a lagging follower unsynced"},
-    {"exclusive", 182560, "recipe: an ambiguous create re-checked on a lagging follower unsynced"},
-    {"semaphore-gated", 10578, "recipe: a lease lost while the gate was released was granted"},
-    {"semaphore-gated", 19544, "checker: a served queue ahead reported as a lost wake-up"},
-    {"semaphore-gated", 203740, "sim: a session created while its client was paused never expired"},
-};
+using traces::TriagedSeed;
+const std::string kManifest = std::string(LOCKSTEP_SOURCE_DIR) + "/traces/corpus/" +
+                              traces::kTriagedDir + "/" + traces::kTriagedManifest;
+
+std::vector<TriagedSeed> triaged_seeds() {
+  return traces::load_triaged_seeds(kManifest, nullptr).value_or(std::vector<TriagedSeed>{});
+}
+
+// The manifest parses (every recipe known and correct, no row twice) and lists the seeds of the
+// issue, so an unreadable or emptied manifest cannot pass as "no triaged seeds".
+TEST(TriagedManifest, ParsesAndListsTheTriagedSeeds) {
+  std::string why;
+  const std::optional<std::vector<TriagedSeed>> rows = traces::load_triaged_seeds(kManifest, &why);
+  ASSERT_TRUE(rows.has_value()) << why;
+  EXPECT_GE(rows->size(), 14u) << kManifest;
+}
 
 class TriagedSeedTest : public ::testing::TestWithParam<TriagedSeed> {};
 
@@ -51,13 +50,9 @@ TEST_P(TriagedSeedTest, PassesEveryClaimedProperty) {
   EXPECT_FALSE(o.verdicts.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Triaged, TriagedSeedTest, ::testing::ValuesIn(kTriaged),
+INSTANTIATE_TEST_SUITE_P(Triaged, TriagedSeedTest, ::testing::ValuesIn(triaged_seeds()),
                          [](const ::testing::TestParamInfo<TriagedSeed>& info) {
-                           std::string name;
-                           for (const char* c = info.param.recipe; *c != '\0'; ++c) {
-                             name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
-                           }
-                           return name + "_" + std::to_string(info.param.seed);
+                           return traces::triaged_id(info.param);
                          });
 
 // A recipe that promises FIFO is bounded by one pass of every other client; one that does not

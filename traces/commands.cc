@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "traces/corpus.h"
 #include "traces/record.h"
 #include "traces/timeline.h"
 #include "traces/trace.h"
@@ -115,10 +117,12 @@ constexpr const char* kShowUsage =
     "exit: 0 shown, 2 bad input (OUT is then not touched)\n";
 constexpr const char* kCorpusUsage =
     "usage: lockstep corpus [--dir DIR] [--seeds N] [--recipe NAME]...\n"
-    "Records, for each broken variant (or NAME), the first failing seed in 1..N as "
-    "DIR/<recipe>.json\n"
+    "Records, for each broken variant (or NAME), the first failing seed in 1..N as\n"
+    "DIR/<recipe>.json, and each triaged seed listed in DIR/triaged/SEEDS (`recipe seed cause`;\n"
+    "with --recipe, those of NAME) as it runs today as DIR/triaged/<recipe>-seed<S>.json\n"
     "(default DIR traces/corpus, N 200).\n"
-    "exit: 0 every variant saved, 1 some variant not caught, 2 usage error\n";
+    "exit: 0 every trace saved, 1 some variant not caught, some triaged seed fails now or a\n"
+    "triaged trace is not in SEEDS, 2 usage error or a bad SEEDS\n";
 
 // Loads FILE and finds its recipe. Returns nullptr with the exit code in *code on failure;
 // `allow_changed` accepts a changed recipe (with a note).
@@ -147,9 +151,8 @@ const recipes::RecipeInfo* open_trace(const std::string& path, bool allow_change
 // Why `show INPUT --html PAGE` must not write PAGE, or "" when it may: PAGE is the input itself
 // (under any name: same file), or an existing file that holds a trace.
 std::string html_target_problem(const std::string& input, const std::string& page) {
-  const std::string instead =
-      "; name another file for the page, e.g. --html " +
-      std::filesystem::path(page).replace_extension(".html").string();
+  const std::string instead = "; name another file for the page, e.g. --html " +
+                              std::filesystem::path(page).replace_extension(".html").string();
   std::error_code ec;
   if (page == input || std::filesystem::equivalent(input, page, ec)) {
     return "--html " + page + " is the trace being shown: the page would overwrite it" +
@@ -162,6 +165,75 @@ std::string html_target_problem(const std::string& input, const std::string& pag
            " (or remove the trace first if you mean to replace it)";
   }
   return {};
+}
+
+// Records the first seed in 1..seeds that catches broken variant `r` as DIR/<stem>.json.
+// kExitOk saved, kExitStillFails not caught, kExitBadInput the file could not be written.
+int record_broken_variant(const recipes::RecipeInfo& r, uint64_t seeds, const std::string& dir,
+                          std::ostream& out, std::ostream& err) {
+  const std::optional<uint64_t> found = first_failing_seed(r, seeds);
+  if (!found) {
+    out << r.name << ": not caught in seeds 1.." << seeds << "\n";
+    return kExitStillFails;
+  }
+  const Trace t = record_trace(r, check_scenario(r, *found));
+  const std::string path = (std::filesystem::path(dir) / (file_stem(r.name) + ".json")).string();
+  std::string why;
+  if (!write_file_atomically(path, to_json_text(t), &why)) {
+    err << "lockstep corpus: " << why << "\n";
+    return kExitBadInput;
+  }
+  out << r.name << ": seed " << *found << " -> " << path << " (" << t.event_count << " events, "
+      << t.history.size() << " history events): " << verdict_summary(t) << "\n";
+  return kExitOk;
+}
+
+// Records each of `todo` as the seed runs today into `dir` (DIR/triaged), and names every trace
+// file there that the whole manifest `all` does not list. A seed that violates a property now is
+// reported and not written: a triaged trace must pass. kExitOk all written and none stale,
+// kExitStillFails some seed fails now or a file is stale, kExitBadInput a write failed.
+int record_triaged_seeds(const std::vector<TriagedSeed>& todo, const std::vector<TriagedSeed>& all,
+                         const std::string& dir, std::ostream& out, std::ostream& err) {
+  std::error_code ec;
+  if (!todo.empty()) std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    err << "lockstep corpus: cannot create " << dir << ": " << ec.message() << "\n";
+    return kExitBadInput;
+  }
+  bool failed = false;
+  for (const TriagedSeed& s : todo) {
+    const recipes::RecipeInfo* r = recipes::find_recipe(s.recipe);  // the manifest checked it
+    const Trace t = record_trace(*r, check_scenario(*r, s.seed));
+    const std::string path = (std::filesystem::path(dir) / triaged_trace_name(s)).string();
+    if (t.violation() != nullptr) {
+      out << s.recipe << ": triaged seed " << s.seed
+          << " FAILS NOW, not saved: " << verdict_summary(t)
+          << "\n  reproduce: ./lockstep check --recipe " << s.recipe << " --seed " << s.seed
+          << "\n";
+      failed = true;
+      continue;
+    }
+    std::string why;
+    if (!write_file_atomically(path, to_json_text(t), &why)) {
+      err << "lockstep corpus: " << why << "\n";
+      return kExitBadInput;
+    }
+    out << s.recipe << ": triaged seed " << s.seed << " -> " << path << " (" << t.event_count
+        << " events): " << verdict_summary(t) << "\n";
+  }
+  std::set<std::string> listed;
+  for (const TriagedSeed& s : all) listed.insert(triaged_trace_name(s));
+  std::set<std::string> present;  // ordered: the report does not depend on the directory's order
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".json") present.insert(e.path().filename().string());
+  }
+  for (const std::string& name : present) {
+    if (listed.count(name) != 0) continue;
+    out << (std::filesystem::path(dir) / name).string() << ": not in " << kTriagedManifest
+        << "; remove it or list its seed there\n";
+    failed = true;
+  }
+  return failed ? kExitStillFails : kExitOk;
 }
 
 }  // namespace
@@ -284,7 +356,8 @@ int show_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   if (html) {
-    if (const std::string problem = html_target_problem(p->positional[0], *html); !problem.empty()) {
+    if (const std::string problem = html_target_problem(p->positional[0], *html);
+        !problem.empty()) {
       err << "lockstep show: " << problem << "\n";
       return kExitBadInput;
     }
@@ -332,7 +405,7 @@ int corpus_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
     seeds = *v;
   }
-  std::vector<const recipes::RecipeInfo*> todo;
+  std::vector<const recipes::RecipeInfo*> named;
   for (const auto& [name, value] : p->flags) {
     if (name != "recipe") continue;
     const recipes::RecipeInfo* r = recipes::find_recipe(value);
@@ -340,12 +413,32 @@ int corpus_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
       err << "lockstep corpus: unknown recipe '" << value << "' (see `lockstep list`)\n";
       return kExitBadInput;
     }
-    todo.push_back(r);
+    named.push_back(r);
   }
-  if (todo.empty()) {
-    for (const recipes::RecipeInfo& r : recipes::registry()) {
-      if (r.expected == recipes::Expected::kBroken) todo.push_back(&r);
+  // The manifest is read (and a bad one refused) before anything is run or written.
+  const std::string manifest =
+      (std::filesystem::path(dir) / kTriagedDir / kTriagedManifest).string();
+  std::vector<TriagedSeed> triaged;
+  if (std::filesystem::exists(manifest)) {
+    std::string why;
+    std::optional<std::vector<TriagedSeed>> rows = load_triaged_seeds(manifest, &why);
+    if (!rows) {
+      err << "lockstep corpus: " << why << "\n";
+      return kExitBadInput;
     }
+    triaged = std::move(*rows);
+  } else {
+    out << "no " << manifest << ": no triaged seeds to record\n";
+  }
+  std::vector<const recipes::RecipeInfo*> broken;
+  for (const recipes::RecipeInfo& r : recipes::registry()) {
+    const bool wanted = named.empty() || std::find(named.begin(), named.end(), &r) != named.end();
+    if (wanted && r.expected == recipes::Expected::kBroken) broken.push_back(&r);
+  }
+  std::vector<TriagedSeed> todo;
+  for (const TriagedSeed& t : triaged) {
+    const recipes::RecipeInfo* r = recipes::find_recipe(t.recipe);
+    if (named.empty() || std::find(named.begin(), named.end(), r) != named.end()) todo.push_back(t);
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -354,24 +447,15 @@ int corpus_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   bool missed = false;
-  for (const recipes::RecipeInfo* r : todo) {
-    const std::optional<uint64_t> found = first_failing_seed(*r, seeds);
-    if (!found) {
-      out << r->name << ": not caught in seeds 1.." << seeds << "\n";
-      missed = true;
-      continue;
-    }
-    const Trace t = record_trace(*r, check_scenario(*r, *found));
-    const std::string path = (std::filesystem::path(dir) / (file_stem(r->name) + ".json")).string();
-    std::string why;
-    if (!write_file_atomically(path, to_json_text(t), &why)) {
-      err << "lockstep corpus: " << why << "\n";
-      return kExitBadInput;
-    }
-    out << r->name << ": seed " << *found << " -> " << path << " (" << t.event_count << " events, "
-        << t.history.size() << " history events): " << verdict_summary(t) << "\n";
+  for (const recipes::RecipeInfo* r : broken) {
+    const int code = record_broken_variant(*r, seeds, dir, out, err);
+    if (code == kExitBadInput) return code;
+    missed = missed || code != kExitOk;
   }
-  return missed ? kExitStillFails : kExitOk;
+  const int code = record_triaged_seeds(
+      todo, triaged, (std::filesystem::path(dir) / kTriagedDir).string(), out, err);
+  if (code == kExitBadInput) return code;
+  return missed || code != kExitOk ? kExitStillFails : kExitOk;
 }
 
 }  // namespace lockstep::traces

@@ -20,7 +20,11 @@
 //       (Re)generates the regression corpus: for each broken variant (or each NAME), the first
 //       seed in 1..N that violates the property the variant must be caught by (any property when
 //       none is declared) is recorded and saved as DIR/<recipe>.json (default traces/corpus,
-//       N = 200). 0 every variant saved, 1 some variant was not caught, 2 usage error.
+//       N = 200); and each triaged seed of DIR/triaged/SEEDS (traces/corpus.h; with --recipe,
+//       those of the NAMEs) is recorded as it runs today and saved as
+//       DIR/triaged/<recipe>-seed<S>.json. 0 every trace saved, 1 some variant was not caught,
+//       some triaged seed violates a property now (not saved) or a trace file in DIR/triaged is
+//       not in SEEDS, 2 usage error or a bad SEEDS (nothing is run).
 //
 // Deterministic apart from file I/O; single-threaded.
 #pragma once

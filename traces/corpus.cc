@@ -1,0 +1,119 @@
+// The triaged-seed manifest (traces/corpus.h).
+#include "traces/corpus.h"
+
+#include <fstream>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "recipes/registry.h"
+#include "traces/trace.h"
+
+namespace lockstep::traces {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// The first whitespace-separated word of *rest, removed from it.
+std::string_view take_word(std::string_view* rest) {
+  *rest = trim(*rest);
+  size_t end = 0;
+  while (end < rest->size() && (*rest)[end] != ' ' && (*rest)[end] != '\t') ++end;
+  const std::string_view word = rest->substr(0, end);
+  rest->remove_prefix(end);
+  return word;
+}
+
+// Why `line` is not a valid row, or "" with *out filled in.
+std::string parse_row(std::string_view line, TriagedSeed* out) {
+  const std::string_view recipe = take_word(&line);
+  const std::string_view seed = take_word(&line);
+  const std::string_view cause = trim(line);
+  if (seed.empty() || cause.empty()) {
+    return "want `recipe seed cause...`, got '" + std::string(recipe) + " " + std::string(seed) +
+           "'";
+  }
+  const recipes::RecipeInfo* r = recipes::find_recipe(std::string(recipe));
+  if (r == nullptr) return "unknown recipe '" + std::string(recipe) + "' (see `lockstep list`)";
+  if (r->expected != recipes::Expected::kCorrect) {
+    return "recipe '" + std::string(recipe) +
+           "' is a broken variant; its trace is kept as <recipe>.json by `lockstep corpus`";
+  }
+  uint64_t v = 0;
+  if (seed.size() > 19) return "seed '" + std::string(seed) + "' is too long";
+  for (char c : seed) {
+    if (c < '0' || c > '9') return "seed '" + std::string(seed) + "' is not a number";
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v == 0) return "seed 0 is not a seed (seeds start at 1)";
+  *out = TriagedSeed{std::string(recipe), v, std::string(cause)};
+  return {};
+}
+
+}  // namespace
+
+std::optional<std::vector<TriagedSeed>> parse_triaged_seeds(std::string_view text,
+                                                            std::string_view origin,
+                                                            std::string* error) {
+  std::vector<TriagedSeed> out;
+  std::set<std::pair<std::string, uint64_t>> seen;
+  size_t line_no = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = trim(text.substr(0, nl));
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    ++line_no;
+    if (line.empty() || line.front() == '#') continue;
+    TriagedSeed t;
+    std::string why = parse_row(line, &t);
+    if (why.empty() && !seen.insert({t.recipe, t.seed}).second) {
+      why = t.recipe + " seed " + std::to_string(t.seed) + " is listed twice";
+    }
+    if (!why.empty()) {
+      if (error) *error = std::string(origin) + ":" + std::to_string(line_no) + ": " + why;
+      return std::nullopt;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::optional<std::vector<TriagedSeed>> load_triaged_seeds(const std::string& path,
+                                                           std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (error) *error = "cannot read " + path;
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_triaged_seeds(text.str(), path, error);
+}
+
+std::ostream& operator<<(std::ostream& out, const TriagedSeed& t) {
+  return out << t.recipe << " " << t.seed << " " << t.cause;
+}
+
+std::string triaged_id(const TriagedSeed& t) {
+  std::string id;
+  for (char c : t.recipe) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    id.push_back(plain ? c : '_');
+  }
+  return id + "_" + std::to_string(t.seed);
+}
+
+std::string triaged_trace_name(const TriagedSeed& t) {
+  return file_stem(t.recipe) + "-seed" + std::to_string(t.seed) + ".json";
+}
+
+}  // namespace lockstep::traces
