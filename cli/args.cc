@@ -13,8 +13,9 @@ std::string Args::get(std::string_view name, std::string fallback) const {
 
 const std::vector<const Command*>& commands() {
   static const std::vector<const Command*> all = {
-      &kCheckCommand,   &kSelfCheckCommand, &kListCommand,   &kExploreCommand, &kReplayCommand,
-      &kRecheckCommand, &kShowCommand,      &kCorpusCommand, &kVersionCommand, &kHelpCommand};
+      &kCheckCommand,       &kSelfCheckCommand, &kListCommand, &kExploreCommand,
+      &kReplayCommand,      &kRecheckCommand,   &kShowCommand, &kCorpusCommand,
+      &kConformanceCommand, &kVersionCommand,   &kHelpCommand};
   return all;
 }
 

@@ -103,6 +103,7 @@ extern const Command kReplayCommand;
 extern const Command kRecheckCommand;
 extern const Command kShowCommand;
 extern const Command kCorpusCommand;
+extern const Command kConformanceCommand;
 extern const Command kVersionCommand;
 extern const Command kHelpCommand;
 

@@ -26,7 +26,7 @@ int run_help(const Command& self, const Args& args) {
             << "usage: lockstep COMMAND [flags]\n\ncommands:\n";
   for (const Command* c : commands()) {
     std::cout << "  " << c->name;
-    for (size_t pad = c->name.size(); pad < 11; ++pad) std::cout << ' ';
+    for (size_t pad = c->name.size(); pad < 13; ++pad) std::cout << ' ';
     std::cout << c->summary << "\n";
   }
   std::cout << "\nRun 'lockstep help COMMAND' (or 'lockstep COMMAND --help') for its flags.\n"

@@ -1,0 +1,68 @@
+// lockstep fidelity: the differential tester (issue 18, first step).
+//
+// run_differential() starts Debian's ZooKeeper server (one standalone server on 127.0.0.1,
+// real/server.h), then for each of `sequences` sequences (sequence i uses seed `seed + i`, so
+// `--seed S --sequences 1` reruns one) generates `ops` operations (sequence.h), runs them on a
+// fresh sim::World and on two fresh sessions of the real server under the same fresh root
+// ("/ls<seed>"), normalizes every outcome (compare.h, the one list of the server's freedoms) and
+// compares them operation by operation. The server is stopped (by pid, Cluster's destructor)
+// before it returns. An engine: it prints nothing and returns a Report; cli/cmd_conformance.cc
+// talks to people.
+//
+// Not yet (issue 18, next steps): faults, shrinking, saving cases, the 3-server ensemble.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fidelity/compare.h"
+#include "fidelity/runner.h"
+#include "fidelity/sequence.h"
+
+namespace lockstep::fidelity {
+
+struct Options {
+  uint64_t sequences = 20;
+  uint64_t seed = 1;
+  uint64_t ops = 30;
+  size_t shown = 5;  // mismatches kept in full (the first ones found)
+};
+
+struct Mismatch {
+  uint64_t sequence_seed = 0;
+  size_t op_index = 0;
+  std::string op;     // to_string(Op)
+  std::string kinds;  // "error,stat"
+  std::string sim;    // to_string(Normalized)
+  std::string real;
+};
+
+struct Report {
+  std::string server_error;  // non-empty: the server could not be started (nothing ran)
+  int server_pid = 0;
+  std::string server_address;
+  uint64_t sequences = 0;
+  uint64_t operations = 0;      // operations compared
+  uint64_t mismatched_ops = 0;  // operations whose normalized outcomes differ
+  uint64_t mismatched_sequences = 0;
+  std::map<std::string, uint64_t> by_kind;  // field name (or "incomplete") -> operations
+  std::vector<Mismatch> shown;
+};
+
+// `progress(done)` is called after each sequence (may be empty).
+Report run_differential(const Options& options,
+                        const std::function<void(uint64_t done)>& progress = {});
+
+// The simulator side alone (for tests of the tester itself): a fresh World seeded `seed`.
+RunResult run_on_sim(const Sequence& seq, const std::string& root, uint64_t seed);
+
+// Compares two runs of `seq` and adds the result to `report` (sequences, operations,
+// mismatches). Exposed so that two simulator runs can be compared in a unit test.
+void compare_runs(const Sequence& seq, const std::string& root, uint64_t sequence_seed,
+                  const RunResult& sim, const RunResult& real, size_t shown, Report* report);
+
+}  // namespace lockstep::fidelity

@@ -1,0 +1,71 @@
+// lockstep fidelity: running one Sequence on one backend, one operation at a time.
+//
+// A Driver owns kSlots sessions of one backend (a sim::World's clients, or RealSessions on one
+// EventLoop connected to a harness-started server) and drives them on the caller's thread until
+// a body coroutine finishes. run_sequence() spawns ONE body that, for each operation: issues it
+// on its slot's session, awaits the reply, then settles (one exists() round trip on every
+// connected session) so that every watch event the operation caused has reached its client
+// before the next operation starts, and records a RawOutcome. Watch events are recorded by one
+// task per watch, in the order the client delivers them, and attributed to the operation during
+// whose reply or settle they arrived. The settle ends with a 1 ms sleep, so that every recorder
+// woken during it has run before the body reads the log (the simulator's scheduler may resume a
+// client's ready coroutines in any order).
+//
+// Nothing is normalized here: RawOutcome keeps the stat and the session ids as the backend gave
+// them; compare.h decides what is comparable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fidelity/sequence.h"
+#include "zk/session.h"
+#include "zk/task.h"
+
+namespace lockstep::fidelity {
+
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  virtual std::string name() const = 0;
+  // REQUIRES: 0 <= slot < kSlots. Valid for the Driver's lifetime (also after close/reopen).
+  virtual zk::Session& session(int slot) = 0;
+  // Replaces the slot's (closed) handle with a new session on the same object.
+  virtual void reopen(int slot) = 0;
+  // Drives every session until `body` finished (true) or `limit` of the backend's time passed.
+  virtual bool run(zk::Task<void> body, zk::Duration limit) = 0;
+};
+
+// One delivered watch event, as the client saw it.
+struct RawEvent {
+  int slot = 0;
+  zk::EventType type = zk::EventType::kSession;
+  zk::SessionState state = zk::SessionState::kConnected;
+  std::string path;  // absolute
+};
+
+struct RawOutcome {
+  zk::Error error = zk::Error::kOk;
+  std::optional<std::string> path;  // create: the created path (absolute)
+  std::optional<std::string> data;  // get_data
+  std::optional<zk::Stat> stat;     // create, exists, get_data, set_data, get_children (parent)
+  std::optional<std::vector<std::string>> children;  // get_children, in the server's order
+  std::optional<zk::SessionState> state;             // reopen: the state it reached
+  std::vector<RawEvent> events;  // watch events delivered during this op and its settle
+  // Every session id each slot has had so far (index = generation), to name ephemeral owners.
+  std::vector<std::vector<zk::SessionId>> session_ids;
+};
+
+struct RunResult {
+  bool completed = false;            // false: the body did not finish within the limit
+  std::vector<RawOutcome> outcomes;  // one per operation run (all of them when completed)
+};
+
+// Runs `seq` under `root` (an absolute path that does not exist yet; created first as a
+// persistent node by slot 0, not recorded). REQUIRES: both slots connected.
+RunResult run_sequence(Driver& driver, const Sequence& seq, const std::string& root);
+
+}  // namespace lockstep::fidelity
