@@ -35,7 +35,9 @@ const Command kShowCommand = {
 
 const Command kCorpusCommand = {
     .name = "corpus",
-    .summary = "Regenerate the regression corpus: one failing trace per broken variant.",
+    .summary =
+        "Regenerate the regression corpus: a failing trace per broken variant, a passing one per "
+        "triaged seed.",
     .positional = "",
     .flags = {},
     .run = nullptr,
