@@ -487,16 +487,18 @@ std::string host_dir_problem(const std::string& dir) {
   }
   // access() says yes to root, and /proc or /sys take no new entries whatever their mode bits
   // say, so try it: make the first missing directory (or a probe inside `dir`) and remove it.
-  fs::path probe = is_self ? existing / (".lockstep-probe-" + std::to_string(::getpid()))
-                           : fs::path(dir);
-  for (int guard = 0; guard < 4096 && !is_self && probe.has_parent_path() &&
-                      probe.parent_path() != existing;
+  // The host side: a probe name no other process uses.  // lockstep-allow: getpid, host side
+  const std::string probe_name = ".lockstep-probe-" + std::to_string(::getpid());  // lockstep-allow
+  fs::path probe = is_self ? existing / probe_name : fs::path(dir);
+  for (int guard = 0;
+       guard < 4096 && !is_self && probe.has_parent_path() && probe.parent_path() != existing;
        ++guard) {
     probe = probe.parent_path();
   }
   if (::mkdir(probe.c_str(), 0700) != 0) {
     if (errno == EEXIST) return {};
-    return (is_self ? "nothing can be created in it" : "'" + probe.string() + "' cannot be created") +
+    return (is_self ? "nothing can be created in it"
+                    : "'" + probe.string() + "' cannot be created") +
            std::string(" (") + std::strerror(errno) + ")";
   }
   ::rmdir(probe.c_str());

@@ -107,8 +107,7 @@ TEST(DeterminismTest, ReplayReportsDivergence) {
 
 // Tokens that would make a run depend on the machine, the wall clock or thread timing.
 // The sleep functions are banned as free functions (std::this_thread's); the context's own
-// x.sleep_for(...) / p->sleep_until(...) member calls are the sanctioned way to sleep.  //
-// lockstep-allow: zk::Context virtual time
+// x.sleep_for(...) / p->sleep_until(...) calls are the sanctioned way.  // lockstep-allow
 std::vector<std::string> banned_tokens() {
   return {
       "system"
