@@ -110,14 +110,21 @@ std::string describe(const Scenario& s) {
   return out;
 }
 
+// The longest one client can keep the lock and think before the next grant: the bounds are
+// multiples of it.
+static Duration per_grant(const WorkloadOptions& w) {
+  Duration d = w.hold_max + w.think_max + zk::milliseconds(30);
+  if (w.long_hold_percent > 0) d = d + w.long_hold;
+  return d;
+}
+
 void finish_scenario(Scenario* s) {
   const WorkloadOptions& w = s->workload;
   zk::Time heal{};
   for (const Fault& f : s->faults) heal = std::max(heal, f.at + f.duration);
   s->heal_at = heal + zk::milliseconds(1);
   // A waiter may queue behind every other client's hold, and behind a dead session's expiry.
-  Duration per_client = w.hold_max + w.think_max + zk::milliseconds(30);
-  if (w.long_hold_percent > 0) per_client = per_client + w.long_hold;
+  const Duration per_client = per_grant(w);
   s->liveness_bound = s->session_timeout * 3 + per_client * w.clients;
   s->run_limit =
       (s->heal_at - zk::Time{}) + per_client * (w.clients * w.rounds) + s->session_timeout * 4;
@@ -126,9 +133,7 @@ void finish_scenario(Scenario* s) {
 zk::Duration liveness_bound_for(const Scenario& s, bool fifo) {
   if (fifo) return s.liveness_bound;
   const WorkloadOptions& w = s.workload;
-  Duration per_grant = w.hold_max + w.think_max + zk::milliseconds(30);
-  if (w.long_hold_percent > 0) per_grant = per_grant + w.long_hold;
-  return s.session_timeout * 3 + per_grant * (w.clients * w.rounds);
+  return s.session_timeout * 3 + per_grant(w) * (w.clients * w.rounds);
 }
 
 Scenario generate_scenario(uint64_t seed, const GenerateOptions& o) {
