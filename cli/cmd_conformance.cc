@@ -28,9 +28,14 @@ int run_conformance(const Command& self, const Args& args) {
   o.sequences = *sequences;
   o.seed = *seed;
   o.ops = *ops;
-  std::cout << "conformance: " << o.sequences << " sequences of " << o.ops << " operations, seeds "
-            << o.seed << ".." << o.seed + o.sequences - 1
-            << ", simulator vs. a standalone ZooKeeper server\n"
+  o.faults = !args.has("no-faults");
+  o.servers = args.has("ensemble") ? 3 : 1;
+  if (args.has("verbose")) o.each_op = [](const std::string& line) { std::cout << line << "\n"; };
+  std::cout << "conformance: " << o.sequences << " sequences of " << o.ops << " operations"
+            << (o.faults ? " with faults" : "") << ", seeds " << o.seed << ".."
+            << o.seed + o.sequences - 1 << ", simulator vs. "
+            << (o.servers == 1 ? "a standalone ZooKeeper server" : "a 3-server ZooKeeper ensemble")
+            << "\n"
             << std::flush;
   const bool tty = isatty(STDERR_FILENO) != 0;
   fidelity::Report r = fidelity::run_differential(o, [&](uint64_t done) {
@@ -42,19 +47,30 @@ int run_conformance(const Command& self, const Args& args) {
               << "\n";
     return kExitNoServer;
   }
+  if (!r.setup_error.empty()) {
+    std::cerr << "lockstep conformance: the real side could not run as asked: " << r.setup_error
+              << "\n";
+    return kExitNoServer;
+  }
   std::cout << "server: pid " << r.server_pid << " on " << r.server_address << " (stopped)\n"
             << "sequences: " << r.sequences << "\n"
-            << "operations: " << r.operations << "\n"
+            << "operations: " << r.operations << " (" << r.faults << " of them faults)\n"
             << "mismatches: " << r.mismatched_ops << " operations in " << r.mismatched_sequences
             << " sequences\n";
   for (const auto& [kind, count] : r.by_kind) std::cout << "  " << kind << ": " << count << "\n";
+  if (r.timed_ops > 0) {
+    std::cout << "timing: " << r.timed_ops << " timed operations; largest |sim - real| by event:";
+    for (const auto& [name, ms] : r.skew_ms) std::cout << " " << name << " " << ms << "ms";
+    std::cout << " (tolerance " << fidelity::kTimingToleranceMs << "ms)\n";
+  }
   for (const fidelity::Mismatch& m : r.shown) {
     std::cout << "mismatch: seed " << m.sequence_seed << " op #" << m.op_index << " " << m.op
               << " [" << m.kinds << "]\n"
               << "  sim:  " << m.sim << "\n"
               << "  real: " << m.real << "\n"
               << "  rerun: lockstep conformance --sequences 1 --seed " << m.sequence_seed
-              << " --ops " << o.ops << "\n";
+              << " --ops " << o.ops << (o.faults ? "" : " --no-faults")
+              << (o.servers == 1 ? "" : " --ensemble") << "\n";
   }
   return r.mismatched_sequences == 0 ? kExitOk : kExitFailure;
 #else
@@ -74,7 +90,10 @@ const Command kConformanceCommand = {
     .positional = "",
     .flags = {{"sequences", "N", "number of sequences (default 20)"},
               {"seed", "S", "sequence i uses seed S+i (default 1)"},
-              {"ops", "K", "operations per sequence (default 30)"}},
+              {"ops", "K", "operations per sequence (default 30)"},
+              {"ensemble", "", "a 3-server ensemble instead of one standalone server"},
+              {"no-faults", "", "sequences without fault operations"},
+              {"verbose", "", "print every operation with both outcomes"}},
     .run = run_conformance,
 };
 

@@ -12,7 +12,10 @@
 //      exactly (both roots start with an empty history);
 //   5. timing: a watch event is compared by (slot, type, state, path) and by the operation it
 //      arrived under, after a settle round trip on every session (runner.h), never by time;
-//   6. watch events are compared per operation window and per slot as a sorted multiset: which
+//   7. event times: compared only for the operations timed() names, within kTimingToleranceMs
+//      (the C client's timers run on a real clock, the server's expiry on tick boundaries);
+//   6. a slot's session state changes (its subscription) are compared in their order; watch
+//      events are compared per operation window and per slot as a sorted multiset: which
 //      operation's reply or settle they arrived under is compared, their order inside one
 //      window is not. Different sessions are different connections (no order between them),
 //      and inside one client the simulator resumes the coroutines woken by one batch of
@@ -23,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,15 +43,31 @@ struct Normalized {
   std::string children;
   std::string state;
   std::string events;
+  // For a timed operation (timed() below): each event's time after the operation started, in
+  // ms, in the order of `events`; compared within kTimingToleranceMs (freedom 7).
+  std::vector<int64_t> event_ms;
   bool operator==(const Normalized&) const = default;
 };
 
-Normalized normalize(const RawOutcome& raw, const std::string& root);
+// Freedom 7: the operations whose event times are compared (a cut, a partition, a lost
+// request or reply: the client's own timers decide them), and how far apart the two backends'
+// times may be. The real server's expire and restart block the test's thread (the harness
+// runs them), so their times are the harness's, not the client's, and are not compared.
+bool timed(const Op& op);
+inline constexpr int64_t kTimingToleranceMs = 250;
+
+Normalized normalize(const RawOutcome& raw, const std::string& root, bool timed = false);
 
 // One line: "ZOK path=/d/q-0000000001 stat={...} events=[...]".
 std::string to_string(const Normalized& n);
 
-// The names of the fields that differ ("error", "stat", "events", ...), in field order.
+// The names of the fields that differ ("error", "stat", "events", "timing", ...), in field
+// order. "timing" only when the events are equal and one time is off by more than the
+// tolerance.
 std::vector<std::string> differences(const Normalized& sim, const Normalized& real);
+
+// The largest |sim - real| event time of two timed outcomes with equal events, by event
+// ("session:connecting", "deleted", ...), merged into `skew` (for the report).
+void add_skews(const Normalized& sim, const Normalized& real, std::map<std::string, int64_t>* skew);
 
 }  // namespace lockstep::fidelity

@@ -2,9 +2,11 @@
 
 #include <array>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "real/event_loop.h"
+#include "real/proxy.h"
 #include "real/run.h"
 #include "real/server.h"
 #include "real/session.h"
@@ -13,16 +15,16 @@
 namespace lockstep::fidelity {
 namespace {
 
-// Requested session timeout on both backends: no faults here, so it only has to outlast the run.
-constexpr zk::Duration kSessionTimeout = zk::seconds(4);
 constexpr zk::Duration kConnectLimit = zk::seconds(20);
 
 class SimDriver final : public Driver {
  public:
-  explicit SimDriver(uint64_t seed) : world_(options(seed)) {
+  SimDriver(uint64_t seed, int servers, zk::Duration session_timeout)
+      : world_(options(seed, servers)), servers_(servers) {
     for (int slot = 0; slot < kSlots; ++slot) {
       sim::ClientOptions o;
-      o.session_timeout = kSessionTimeout;
+      o.session_timeout = session_timeout;
+      if (servers > 1) o.server = static_cast<uint32_t>(slot + 1);
       clients_[slot] = &world_.add_client(o);
     }
     drive_until([this] { return connected(); }, kConnectLimit);
@@ -31,19 +33,48 @@ class SimDriver final : public Driver {
   std::string name() const override { return "sim"; }
   zk::Session& session(int slot) override { return *clients_[slot]; }
   void reopen(int slot) override { clients_[slot]->reopen(); }
+  int servers() const override { return servers_; }
 
   bool run(zk::Task<void> body, zk::Duration limit) override {
     zk::TaskHandle task = clients_[0]->context().spawn(std::move(body), "fidelity-body");
     return drive_until([&task] { return task.done(); }, limit);
   }
 
+  void lose(int slot, Lose what) override {
+    inject(what == Lose::kReply ? sim::FaultKind::kLoseNextReply : sim::FaultKind::kLoseNextRequest,
+           slot);
+  }
+  void cut(int slot) override { inject(sim::FaultKind::kConnectionLoss, slot); }
+  void expire(int slot) override { inject(sim::FaultKind::kExpireSession, slot); }
+  void partition(int slot, bool on, zk::Duration duration) override {
+    if (on) inject(sim::FaultKind::kPartition, slot, duration);
+  }
+  zk::Duration restart(int server, zk::Duration down) override {
+    sim::Fault f;
+    f.kind = sim::FaultKind::kServerRestart;
+    f.at = world_.now();
+    f.server = static_cast<uint32_t>(server);
+    f.duration = down;
+    world_.inject(f);
+    return down;
+  }
+
  private:
-  static sim::WorldOptions options(uint64_t seed) {
+  static sim::WorldOptions options(uint64_t seed, int servers) {
     sim::WorldOptions o;
     o.seed = seed;
+    o.servers = static_cast<uint32_t>(servers);
     o.tick = zk::milliseconds(200);  // the harness's tickTime (real/server.h)
     o.record_log = false;
     return o;
+  }
+  void inject(sim::FaultKind kind, int slot, zk::Duration duration = {}) {
+    sim::Fault f;
+    f.kind = kind;
+    f.at = world_.now();
+    f.client = static_cast<uint32_t>(slot + 1);
+    f.duration = duration;
+    world_.inject(f);
   }
   bool connected() const {
     for (sim::Client* c : clients_) {
@@ -61,41 +92,97 @@ class SimDriver final : public Driver {
   }
 
   sim::World world_;
+  int servers_;
   std::array<sim::Client*, kSlots> clients_{};
 };
 
+// The real servers in the simulator's numbering: 1 is the leader (or the standalone server),
+// then the followers by id.
+std::vector<int> simulator_order(const real::Cluster& cluster) {
+  std::vector<int> order;
+  const int leader = cluster.leader();
+  order.push_back(leader != 0 ? leader : 1);
+  for (int id = 1; id <= cluster.size(); ++id) {
+    if (id != order[0]) order.push_back(id);
+  }
+  return order;
+}
+
+// Every slot talks to its server through its own proxy (real/proxy.h), which injects the
+// network faults.
 class RealDriver final : public Driver {
  public:
-  RealDriver(const std::string& hosts, uint64_t seed) {
+  RealDriver(real::Cluster& cluster, uint64_t seed, zk::Duration session_timeout)
+      : cluster_(cluster), order_(simulator_order(cluster)) {
     for (int slot = 0; slot < kSlots; ++slot) {
+      const int server = cluster.size() == 1 ? order_[0] : order_[static_cast<size_t>(slot)];
+      std::string error;
+      proxies_[slot] = real::Proxy::start(cluster.client_port(server), &error);
+      if (!proxies_[slot]) {
+        error_ = "could not start a proxy: " + error;
+        return;
+      }
       real::SessionOptions o;
-      o.hosts = hosts;
-      o.session_timeout = kSessionTimeout;
+      o.hosts = proxies_[slot]->address();
+      o.session_timeout = session_timeout;
       o.seed = seed * kSlots + static_cast<uint64_t>(slot);
       sessions_[slot] = std::make_unique<real::RealSession>(loop_, o);
     }
-    connected_ = loop_.run_until(
-        [this] {
-          for (auto& s : sessions_) {
-            if (s->state() != zk::SessionState::kConnected) return false;
-          }
-          return true;
-        },
-        kConnectLimit.ms());
+    connected_ = error_.empty() && loop_.run_until(
+                                       [this] {
+                                         for (auto& s : sessions_) {
+                                           if (s->state() != zk::SessionState::kConnected)
+                                             return false;
+                                         }
+                                         return true;
+                                       },
+                                       kConnectLimit.ms());
   }
 
   bool connected() const { return connected_; }
+  const std::string& error() const { return error_; }
   std::string name() const override { return "real"; }
   zk::Session& session(int slot) override { return *sessions_[slot]; }
   void reopen(int slot) override { sessions_[slot]->reopen(); }
+  int servers() const override { return cluster_.size(); }
   bool run(zk::Task<void> body, zk::Duration limit) override {
     return real::run_task(loop_, sessions_[0]->context(), std::move(body), limit.ms());
   }
 
+  void lose(int slot, Lose what) override {
+    const std::set<int32_t> mutations = {real::kOpCreate, real::kOpCreate2, real::kOpDelete,
+                                         real::kOpSetData};
+    if (what == Lose::kReply) {
+      proxies_[slot]->drop_reply_to(mutations);
+    } else {
+      proxies_[slot]->drop_request_to(mutations);
+    }
+  }
+  void cut(int slot) override { proxies_[slot]->cut(); }
+  void expire(int slot) override {
+    if (!sessions_[slot]->id().valid()) return;
+    (void)real::expire_session(cluster_, cluster_.connect_string(), sessions_[slot]->credentials(),
+                               proxies_[slot].get());
+  }
+  void partition(int slot, bool on, zk::Duration) override { proxies_[slot]->set_blackhole(on); }
+  zk::Duration restart(int server, zk::Duration) override {
+    const int id = order_[static_cast<size_t>(server - 1)];
+    cluster_.stop(id);
+    const std::string error = cluster_.restart(id);
+    if (!error.empty()) restart_error_ = error;
+    return zk::Duration{};
+  }
+  const std::string& restart_error() const { return restart_error_; }
+
  private:
-  real::EventLoop loop_;  // declared first: outlives the sessions
+  real::Cluster& cluster_;
+  std::vector<int> order_;
+  std::array<std::unique_ptr<real::Proxy>, kSlots> proxies_;  // outlive the loop's sessions
+  real::EventLoop loop_;  // declared before the sessions: outlives them
   std::array<std::unique_ptr<real::RealSession>, kSlots> sessions_;
   bool connected_ = false;
+  std::string error_;
+  std::string restart_error_;
 };
 
 std::string join(const std::vector<std::string>& v) {
@@ -106,21 +193,32 @@ std::string join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-RunResult run_on_sim(const Sequence& seq, const std::string& root, uint64_t seed) {
-  SimDriver sim(seed);
+RunResult run_on_sim(const Sequence& seq, const std::string& root, uint64_t seed, int servers) {
+  SimDriver sim(seed, servers, GenerateOptions{}.session_timeout);
   return run_sequence(sim, seq, root);
 }
 
 void compare_runs(const Sequence& seq, const std::string& root, uint64_t sequence_seed,
-                  const RunResult& sim, const RunResult& real, size_t shown, Report* report) {
+                  const RunResult& sim, const RunResult& real, size_t shown, Report* report,
+                  const std::function<void(const std::string&)>& each_op) {
   report->sequences++;
   bool differs = false;
   const size_t n = std::min(sim.outcomes.size(), real.outcomes.size());
   for (size_t i = 0; i < n; ++i) {
     report->operations++;
-    const Normalized a = normalize(sim.outcomes[i], root);
-    const Normalized b = normalize(real.outcomes[i], root);
+    const bool t = timed(seq[i]);
+    const Normalized a = normalize(sim.outcomes[i], root, t);
+    const Normalized b = normalize(real.outcomes[i], root, t);
     const std::vector<std::string> kinds = differences(a, b);
+    if (t) {
+      report->timed_ops++;
+      add_skews(a, b, &report->skew_ms);
+    }
+    if (each_op) {
+      each_op(std::to_string(sequence_seed) + " #" + std::to_string(i) + " " + to_string(seq[i]) +
+              (kinds.empty() ? "" : "  [" + join(kinds) + "]") + "\n    sim:  " + to_string(a) +
+              "\n    real: " + to_string(b));
+    }
     if (kinds.empty()) continue;
     differs = true;
     report->mismatched_ops++;
@@ -146,7 +244,7 @@ void compare_runs(const Sequence& seq, const std::string& root, uint64_t sequenc
 Report run_differential(const Options& options, const std::function<void(uint64_t)>& progress) {
   Report report;
   real::ClusterOptions co;
-  co.servers = 1;
+  co.servers = options.servers;
   real::Cluster::StartResult started = real::Cluster::start(co);
   if (!started.cluster) {
     report.server_error = started.error;
@@ -155,17 +253,36 @@ Report run_differential(const Options& options, const std::function<void(uint64_
   real::Cluster& cluster = *started.cluster;
   report.server_pid = cluster.pid(1);
   report.server_address = cluster.address(1);
+  GenerateOptions g;
+  g.faults = options.faults;
+  g.servers = options.servers;
   for (uint64_t i = 0; i < options.sequences; ++i) {
     const uint64_t seed = options.seed + i;
-    const Sequence seq = generate(seed, options.ops);
+    const Sequence seq = generate(seed, options.ops, g);
     const std::string root = "/ls" + std::to_string(seed);
-    const RunResult sim = run_on_sim(seq, root, seed);
+    RunResult sim;
+    {
+      SimDriver driver(seed, options.servers, g.session_timeout);
+      sim = run_sequence(driver, seq, root);
+    }
     RunResult real;
     {
-      RealDriver driver(cluster.connect_string(), seed);
+      RealDriver driver(cluster, seed, g.session_timeout);
       if (driver.connected()) real = run_sequence(driver, seq, root);
+      if (!driver.error().empty() && report.setup_error.empty()) {
+        report.setup_error = driver.error();
+      }
+      if (!driver.restart_error().empty() && report.setup_error.empty()) {
+        report.setup_error = "a server restart failed: " + driver.restart_error();
+      }
     }
-    compare_runs(seq, root, seed, sim, real, options.shown, &report);
+    for (const Op& op : seq) {
+      if (op.kind == OpKind::kCut || op.kind == OpKind::kExpire || op.kind == OpKind::kPartition ||
+          op.kind == OpKind::kRestart || op.lose != Lose::kNone) {
+        report.faults++;
+      }
+    }
+    compare_runs(seq, root, seed, sim, real, options.shown, &report, options.each_op);
     if (progress) progress(i + 1);
   }
   return report;  // the cluster's destructor stops the server by pid

@@ -29,7 +29,11 @@ struct Options {
   uint64_t sequences = 20;
   uint64_t seed = 1;
   uint64_t ops = 30;
-  size_t shown = 5;  // mismatches kept in full (the first ones found)
+  bool faults = true;  // fault operations in the sequences (sequence.h)
+  int servers = 1;     // 1: a standalone server; 3: an ensemble
+  size_t shown = 5;    // mismatches kept in full (the first ones found)
+  // When set, called once per compared operation with a line "seed op# op | sim | real".
+  std::function<void(const std::string&)> each_op;
 };
 
 struct Mismatch {
@@ -46,10 +50,16 @@ struct Report {
   int server_pid = 0;
   std::string server_address;
   uint64_t sequences = 0;
+  std::string setup_error;      // non-empty: a proxy or a server restart failed (runs invalid)
   uint64_t operations = 0;      // operations compared
+  uint64_t faults = 0;          // fault operations among them
   uint64_t mismatched_ops = 0;  // operations whose normalized outcomes differ
   uint64_t mismatched_sequences = 0;
   std::map<std::string, uint64_t> by_kind;  // field name (or "incomplete") -> operations
+  // Timed operations (compare.h, freedom 7): how many were compared, and the largest
+  // |sim - real| event time seen, by event name.
+  uint64_t timed_ops = 0;
+  std::map<std::string, int64_t> skew_ms;
   std::vector<Mismatch> shown;
 };
 
@@ -58,11 +68,12 @@ Report run_differential(const Options& options,
                         const std::function<void(uint64_t done)>& progress = {});
 
 // The simulator side alone (for tests of the tester itself): a fresh World seeded `seed`.
-RunResult run_on_sim(const Sequence& seq, const std::string& root, uint64_t seed);
+RunResult run_on_sim(const Sequence& seq, const std::string& root, uint64_t seed, int servers = 1);
 
 // Compares two runs of `seq` and adds the result to `report` (sequences, operations,
 // mismatches). Exposed so that two simulator runs can be compared in a unit test.
 void compare_runs(const Sequence& seq, const std::string& root, uint64_t sequence_seed,
-                  const RunResult& sim, const RunResult& real, size_t shown, Report* report);
+                  const RunResult& sim, const RunResult& real, size_t shown, Report* report,
+                  const std::function<void(const std::string&)>& each_op = {});
 
 }  // namespace lockstep::fidelity

@@ -11,22 +11,48 @@
 namespace lockstep::fidelity {
 namespace {
 
-TEST(FidelitySequence, SameSeedSameSequenceAndReopenOnlyAfterClose) {
-  // The generator is a function of (seed, n): two calls agree op for op, another seed differs,
-  // and a slot is reopened only after it was closed.
+bool is_fault(const Op& op) {
+  return op.kind == OpKind::kCut || op.kind == OpKind::kExpire || op.kind == OpKind::kPartition ||
+         op.kind == OpKind::kRestart || op.lose != Lose::kNone;
+}
+
+TEST(FidelitySequence, SameSeedSameSequenceReopenOnlyAfterAnEndFaultsOnlyOnLiveSlots) {
+  // The generator is a function of (seed, n): two calls agree op for op, another seed differs;
+  // a slot is reopened only after its session ended (close, expire, a long partition), and a
+  // fault hits only a slot whose session is alive.
+  GenerateOptions g;
+  size_t faults = 0;
   for (uint64_t seed = 1; seed <= 50; ++seed) {
-    const Sequence a = generate(seed, 60);
-    const Sequence b = generate(seed, 60);
+    const Sequence a = generate(seed, 60, g);
+    const Sequence b = generate(seed, 60, g);
     ASSERT_EQ(a.size(), 60u);
-    bool closed[kSlots] = {false, false};
+    bool ended[kSlots] = {false, false};
     for (size_t i = 0; i < a.size(); ++i) {
-      EXPECT_EQ(to_string(a[i]), to_string(b[i])) << "seed " << seed << " op " << i;
-      if (a[i].kind == OpKind::kClose) closed[a[i].slot] = true;
-      if (a[i].kind == OpKind::kReopen) {
-        EXPECT_TRUE(closed[a[i].slot]) << "seed " << seed << " op " << i;
-        closed[a[i].slot] = false;
+      const Op& op = a[i];
+      EXPECT_EQ(to_string(op), to_string(b[i])) << "seed " << seed << " op " << i;
+      if (is_fault(op)) {
+        ++faults;
+        if (op.kind != OpKind::kRestart) {
+          EXPECT_FALSE(ended[op.slot]) << "seed " << seed << " op " << i << " " << to_string(op);
+        }
+      }
+      if (op.kind == OpKind::kClose || op.kind == OpKind::kExpire ||
+          (op.kind == OpKind::kPartition && op.duration > g.session_timeout)) {
+        ended[op.slot] = true;
+      }
+      if (op.kind == OpKind::kReopen) {
+        EXPECT_TRUE(ended[op.slot]) << "seed " << seed << " op " << i;
+        ended[op.slot] = false;
       }
     }
+  }
+  // About one operation in 14 is a fault (3,000 operations: 214 expected).
+  EXPECT_GT(faults, 120u);
+  EXPECT_LT(faults, 320u);
+  // Without faults, none.
+  g.faults = false;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    for (const Op& op : generate(seed, 60, g)) EXPECT_FALSE(is_fault(op)) << to_string(op);
   }
   std::string one, two;
   for (const Op& op : generate(1, 30)) one += to_string(op) + "\n";
@@ -36,18 +62,23 @@ TEST(FidelitySequence, SameSeedSameSequenceAndReopenOnlyAfterClose) {
 
 TEST(FidelityCompare, SimulatorAgainstItselfUnderAnotherWorldSeedHasNoMismatch) {
   // Two simulator worlds with different seeds (other latencies, another child order) run the
-  // same sequences: every difference between them is one of compare.h's freedoms, so none is
-  // reported. This is what makes a mismatch against the real server mean something.
+  // same sequences, with faults, on a standalone server and on an ensemble: every difference
+  // between them is one of compare.h's freedoms, so none is reported. This is what makes a
+  // mismatch against the real server mean something.
   Report report;
-  for (uint64_t seed = 1; seed <= 30; ++seed) {
-    const Sequence seq = generate(seed, 40);
-    const std::string root = "/ls" + std::to_string(seed);
-    const RunResult a = run_on_sim(seq, root, seed);
-    const RunResult b = run_on_sim(seq, root, seed + 1000);
-    ASSERT_TRUE(a.completed && b.completed) << "seed " << seed;
-    compare_runs(seq, root, seed, a, b, 3, &report);
+  for (int servers : {1, 3}) {
+    GenerateOptions g;
+    g.servers = servers;
+    for (uint64_t seed = 1; seed <= 30; ++seed) {
+      const Sequence seq = generate(seed, 40, g);
+      const std::string root = "/ls" + std::to_string(seed);
+      const RunResult a = run_on_sim(seq, root, seed, servers);
+      const RunResult b = run_on_sim(seq, root, seed + 1000, servers);
+      ASSERT_TRUE(a.completed && b.completed) << "seed " << seed;
+      compare_runs(seq, root, seed, a, b, 3, &report);
+    }
   }
-  EXPECT_EQ(report.operations, 30u * 40u);
+  EXPECT_EQ(report.operations, 2u * 30u * 40u);
   EXPECT_EQ(report.mismatched_ops, 0u)
       << (report.shown.empty()
               ? ""

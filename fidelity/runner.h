@@ -37,14 +37,37 @@ class Driver {
   virtual void reopen(int slot) = 0;
   // Drives every session until `body` finished (true) or `limit` of the backend's time passed.
   virtual bool run(zk::Task<void> body, zk::Duration limit) = 0;
+  // 1 (standalone) or 3 (an ensemble: slot i is connected to server i + 1 only, server 1
+  // leads; a real ensemble's servers are renumbered so that its leader is 1).
+  virtual int servers() const = 0;
+
+  // ---- faults (sequence.h), called from the body; each puts the fault in place and returns.
+  // The simulator's take effect at its next event, so the runner lets its clock move (a
+  // sleep) before it relies on one; the real ones act at once (expire and restart block the
+  // calling thread until done).
+  // The slot's next mutation loses its reply (Lose::kReply) or its request (Lose::kRequest),
+  // and the connection with it.
+  virtual void lose(int slot, Lose what) = 0;
+  virtual void cut(int slot) = 0;
+  virtual void expire(int slot) = 0;
+  // on = true: the slot can no longer reach its server, for `duration`; the simulator heals it
+  // by itself then, the real proxy when partition(slot, false, ...) is called.
+  virtual void partition(int slot, bool on, zk::Duration duration) = 0;
+  // Restarts server `server` (1-based, simulator numbering). Returns how long the runner must
+  // still wait for the server to be back (the simulator's down time; 0 for the real server,
+  // whose restart has completed when this returns).
+  virtual zk::Duration restart(int server, zk::Duration down) = 0;
 };
 
-// One delivered watch event, as the client saw it.
+// One delivered event, as the client saw it: a watch's event, or a session state change from
+// the slot's subscription (zk::Session::subscribe, taken when the run starts).
 struct RawEvent {
   int slot = 0;
   zk::EventType type = zk::EventType::kSession;
   zk::SessionState state = zk::SessionState::kConnected;
-  std::string path;  // absolute
+  std::string path;           // absolute; "" for a subscription's event
+  bool subscription = false;  // from subscribe(), not from a watch
+  zk::Duration at{};          // when, after the operation started (the backend's clock)
 };
 
 struct RawOutcome {
@@ -66,6 +89,11 @@ struct RunResult {
 
 // Runs `seq` under `root` (an absolute path that does not exist yet; created first as a
 // persistent node by slot 0, not recorded). REQUIRES: both slots connected.
+// A fault operation's outcome is what the slot saw: the lost mutation's reply
+// (kConnectionLoss), and for cut / expire / partition / restart the state the slot reached once
+// it reconnected (or learned its session's end); its session events are in `events`. After a
+// fault the runner waits until every affected slot has seen the disconnect and left
+// kConnecting (up to 10 s of the backend's time).
 RunResult run_sequence(Driver& driver, const Sequence& seq, const std::string& root);
 
 }  // namespace lockstep::fidelity

@@ -10,9 +10,15 @@
 // Generator contract:
 //   1. Deterministic: generate(seed, n) depends only on (seed, n).
 //   2. Exactly n operations; the first creates /d (persistent, sometimes ephemeral).
-//   3. kReopen is generated only for a slot that was closed by an earlier kClose and not yet
-//      reopened (reopening a live handle differs between backends by design: the simulator
-//      abandons the session, the C client closes it), and a closed slot is reopened soon.
+//   3. kReopen is generated only for a slot whose session ended (an earlier kClose or kExpire)
+//      and was not yet reopened (reopening a live handle differs between backends by design: the
+//      simulator abandons the session, the C client closes it), and such a slot is reopened soon.
+//   4. With GenerateOptions::faults, about one operation in 14 is a fault, always on a slot
+//      whose session is alive: a mutation whose request or reply is lost (Op::lose), a cut
+//      connection, a forced expiry, a partition (short: nobody notices; long: the session
+//      expires), or a server restart. Both backends can inject every one of them: the simulator
+//      through sim::FaultKind, the real server through real/proxy.h (one proxy per slot) and
+//      real/server.h (expire_session, stop and restart).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +39,18 @@ enum class OpKind : uint8_t {
   kSync,
   kClose,
   kReopen,
+  // Faults.
+  kCut,        // the slot's connection is cut; the session survives (reconnect)
+  kExpire,     // the server expires the slot's session now; it learns at its reconnect
+  kPartition,  // the slot cannot reach its server for `duration`, then heals
+  kRestart,    // server `server` goes down and restarts (its data and sessions persist)
+};
+
+// A mutation's message lost on the way (OpKind kCreate, kDelete, kSetData only).
+enum class Lose : uint8_t {
+  kNone,
+  kReply,    // applied by the server, the reply lost with the connection
+  kRequest,  // never reached the server, the connection lost with it
 };
 
 struct Op {
@@ -43,15 +61,27 @@ struct Op {
   zk::CreateMode mode = zk::CreateMode::kPersistent;  // create
   zk::Version version = zk::kAnyVersion;              // delete, set_data
   bool watch = false;                                 // get_data, exists, get_children
+  Lose lose = Lose::kNone;                            // create, delete, set_data
+  zk::Duration duration{};                            // partition
+  int server = 1;  // restart: 1-based, in the simulator's numbering (1 leads an ensemble)
 };
 
 using Sequence = std::vector<Op>;
 
 inline constexpr int kSlots = 2;
 
-Sequence generate(uint64_t seed, size_t ops);
+struct GenerateOptions {
+  bool faults = true;
+  int servers = 1;  // 3: an ensemble; slot i is connected to server i+1, restarts hit followers
+  // The session timeout both backends request: a long partition outlasts it with a margin, a
+  // short one stays well inside the client's ping interval (timeout / 3).
+  zk::Duration session_timeout = zk::seconds(2);
+};
 
-// "s1 create /d/a 'x' ephemeral", "s0 delete $last v=0", "s1 exists /d watch", ...
+Sequence generate(uint64_t seed, size_t ops, const GenerateOptions& options = {});
+
+// "s1 create /d/a 'x' ephemeral", "s0 delete $last v=0 !lost-reply", "s1 exists /d watch",
+// "s0 partition 300ms", "restart server 1", ...
 std::string to_string(const Op& op);
 
 }  // namespace lockstep::fidelity

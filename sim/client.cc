@@ -152,6 +152,10 @@ void ClientImpl::send(Pending& p) {
     lose_next_reply_ = false;
     p.req.lose_reply = true;
   }
+  if (lose_next_request_ && is_mutation(p.req.op)) {
+    lose_next_request_ = false;
+    p.req.lose_request = true;
+  }
   p.sent = true;
   Connection* c = w_.conn(conn_);
   LOCKSTEP_ASSERT(c != nullptr);

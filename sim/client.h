@@ -97,6 +97,7 @@ class ClientImpl final : public Client, public zk::Executor {
   void fault_connection_loss();
   void fault_abandon();
   void fault_lose_next_reply() { lose_next_reply_ = true; }
+  void fault_lose_next_request() { lose_next_request_ = true; }
   void set_paused(bool on);
   void set_partitioned(bool on);
   void add_delay(Duration extra, Time until) { delays_.push_back({until, extra}); }
@@ -178,6 +179,7 @@ class ClientImpl final : public Client, public zk::Executor {
   uint32_t pause_depth_ = 0;
   uint32_t partition_depth_ = 0;
   bool lose_next_reply_ = false;
+  bool lose_next_request_ = false;
 
   zk::Context ctx_;  // last: destroyed first, while the timer table above still exists
 };

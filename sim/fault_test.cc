@@ -79,6 +79,26 @@ TEST(FaultTest, LostDeleteReply) {
   EXPECT_EQ(await_result(w, c, c.exists("/d"))->error, Error::kNoNode);
 }
 
+// kLoseNextRequest on a create: the client sees kConnectionLoss and the node was never
+// created; a read before it (not a mutation) passes untouched, and the session survives.
+TEST(FaultTest, LostCreateRequestIsNotApplied) {
+  World w(quiet());
+  Client& c = w.add_client();
+  ASSERT_TRUE(wait_connected(w, c));
+  const zk::SessionId id = c.id();
+  inject_now(w, FaultKind::kLoseNextRequest, 1);
+  w.run_for(zk::microseconds(1));
+  EXPECT_EQ(await_result(w, c, c.exists("/e"))->error, Error::kNoNode);
+  EXPECT_EQ(await_result(w, c, c.create("/e", "", CreateMode::kEphemeral))->error,
+            Error::kConnectionLoss);
+  EXPECT_FALSE(w.node("/e").has_value());
+  ASSERT_TRUE(wait_connected(w, c));
+  EXPECT_EQ(c.id(), id);
+  EXPECT_EQ(await_result(w, c, c.exists("/e"))->error, Error::kNoNode);
+  // One-shot: the next create goes through.
+  EXPECT_TRUE(await_result(w, c, c.create("/e", "", CreateMode::kEphemeral))->ok());
+}
+
 // kConnectionLoss while a create is in flight: the client always sees kConnectionLoss, and
 // across seeds the create sometimes reached the server and sometimes did not.
 TEST(FaultTest, ConnectionLossOutcomeIsAmbiguous) {

@@ -20,6 +20,7 @@ const char* to_string(FaultKind k) {
     case FaultKind::kForeignChild: return "foreign-child";
     case FaultKind::kCrash: return "crash";
     case FaultKind::kCloseSession: return "close-session";
+    case FaultKind::kLoseNextRequest: return "lose-next-request";
   }
   return "?";
 }
@@ -71,6 +72,7 @@ void World::Impl::start_fault(size_t index) {
     case FaultKind::kForeignChild: foreign_create(f.name); break;
     case FaultKind::kCrash: client(f.client).crash(); break;
     case FaultKind::kCloseSession: (void)client(f.client).close(); break;
+    case FaultKind::kLoseNextRequest: client(f.client).fault_lose_next_request(); break;
   }
   const bool timed = f.kind == FaultKind::kPause || f.kind == FaultKind::kPartition ||
                      f.kind == FaultKind::kServerRestart;

@@ -49,7 +49,8 @@ struct Request {
   zk::CreateMode mode = zk::CreateMode::kPersistent;
   zk::Version version = zk::kAnyVersion;
   bool watch = false;
-  bool lose_reply = false;  // FaultKind::kLoseNextReply marked it
+  bool lose_reply = false;    // FaultKind::kLoseNextReply marked it
+  bool lose_request = false;  // FaultKind::kLoseNextRequest marked it
   // The request frame as the C client encodes it (jute): what jute.maxbuffer limits.
   size_t frame_bytes() const;
 };

@@ -55,6 +55,9 @@ void World::Impl::server_receive(Connection& c, UpMsg& m) {
   Server& s = server(c.server);
   if (!serving(s)) return server_close(c, true, "server not serving");
   if (m.type == UpType::kConnect) return server_connect(c, m);
+  // Lost on the way, and the connection with it: the server never sees the request (nor does
+  // the session count it as a sign of life).
+  if (m.req.lose_request) return server_close(c, true, "the request is lost with the connection");
   if (m.req.frame_bytes() > opt_.packet_limit_bytes) {
     return server_close(c, true, "request over the packet limit");
   }

@@ -208,6 +208,12 @@ enum class FaultKind : uint8_t {
   kCrash,            // the client process dies for good: no more code, heartbeats or requests;
                      // the server expires its session after the timeout (S9).
   kCloseSession,     // the client closes its session cleanly now (ephemerals deleted at once).
+  kLoseNextRequest,  // the client's next mutating request (create/delete/set) is lost on the way
+                     // and the connection drops: the server never sees it, the client sees
+                     // kConnectionLoss (the other side of kLoseNextReply's ambiguity; the real
+                     // harness's Proxy::drop_request_to). Used by the differential tester
+                     // (fidelity/); not in the property generator's vocabulary
+                     // (properties/scenario.h counts the kinds before it).
 };
 const char* to_string(FaultKind k);
 
