@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #ifdef LOCKSTEP_HAVE_FIDELITY
+#include "fidelity/cases.h"
 #include "fidelity/differential.h"
 #endif
 
@@ -18,12 +19,57 @@ namespace {
 
 constexpr int kExitNoServer = 3;
 
+#ifdef LOCKSTEP_HAVE_FIDELITY
+// --cases: every saved case on the simulator and (unless --sim-only) the real server.
+int run_saved_cases(const Args& args, const std::string& dir) {
+  std::vector<fidelity::Case> cases;
+  std::string error;
+  if (!fidelity::load_cases(dir, &cases, &error)) {
+    std::cerr << "lockstep conformance: " << error << "\n";
+    return kExitUsage;
+  }
+  if (cases.empty()) {
+    std::cerr << "lockstep conformance: no saved cases in " << dir
+              << " (save one with --record NAME, or point --cases-dir at a folder of them)\n";
+    return kExitUsage;
+  }
+  const bool with_real = !args.has("sim-only");
+  fidelity::CasesReport r = fidelity::run_cases(cases, with_real);
+  if (!r.server_error.empty()) {
+    std::cerr << "lockstep conformance: could not start the ZooKeeper server: " << r.server_error
+              << "\n";
+    return kExitNoServer;
+  }
+  size_t failed = 0;
+  for (const auto& [name, run] : r.runs) {
+    const bool ok = run.sim.empty() && run.real.empty();
+    failed += ok ? 0 : 1;
+    std::cout << (ok ? "ok    " : "DIFF  ") << name << " (simulator"
+              << (run.real_ran ? " and real server" : "") << " against the recorded answers)\n";
+    for (const std::string& d : run.sim) std::cout << "  simulator: " << d << "\n";
+    for (const std::string& d : run.real) std::cout << "  real:      " << d << "\n";
+  }
+  std::cout << r.runs.size() << " cases from " << dir << ", " << failed << " differ\n";
+  return failed == 0 ? kExitOk : kExitFailure;
+}
+#endif
+
 int run_conformance(const Command& self, const Args& args) {
   std::optional<uint64_t> sequences = parse_uint_flag(self, args, "sequences", 20, 1, 1000000);
   std::optional<uint64_t> seed = parse_uint_flag(self, args, "seed", 1, 0, UINT64_MAX / 2);
   std::optional<uint64_t> ops = parse_uint_flag(self, args, "ops", 30, 1, 10000);
   if (!sequences || !seed || !ops) return kExitUsage;
+  const std::string dir = args.get("cases-dir", "fidelity/cases");
+  if (args.has("record") && args.has("cases")) {
+    return usage_error(self, "--record and --cases do different things: give one of them");
+  }
+  if (args.has("sim-only") && !args.has("cases")) {
+    return usage_error(self, "--sim-only goes with --cases");
+  }
+  if (args.has("note") && !args.has("record"))
+    return usage_error(self, "--note goes with --record");
 #ifdef LOCKSTEP_HAVE_FIDELITY
+  if (args.has("cases")) return run_saved_cases(args, dir);
   fidelity::Options o;
   o.sequences = *sequences;
   o.seed = *seed;
@@ -31,6 +77,24 @@ int run_conformance(const Command& self, const Args& args) {
   o.faults = !args.has("no-faults");
   o.servers = args.has("ensemble") ? 3 : 1;
   if (args.has("verbose")) o.each_op = [](const std::string& line) { std::cout << line << "\n"; };
+  o.cases_dir = args.has("no-save") ? "" : dir;
+  if (args.has("record")) {
+    const std::string name = args.get("record", "");
+    fidelity::RecordResult r = fidelity::record_case(o, name, args.get("note", ""));
+    if (!r.server_error.empty()) {
+      std::cerr << "lockstep conformance: could not start the ZooKeeper server: " << r.server_error
+                << "\n";
+      return kExitNoServer;
+    }
+    if (r.path.empty()) {
+      std::cerr << "lockstep conformance: case " << name << " not saved: " << r.error << "\n";
+      return kExitFailure;
+    }
+    std::cout << "saved " << r.path << " (" << o.ops << " operations, the real server's answers)\n";
+    for (const std::string& d : r.sim_differences)
+      std::cout << "  simulator differs: " << d << "\n";
+    return r.sim_differences.empty() ? kExitOk : kExitFailure;
+  }
   std::cout << "conformance: " << o.sequences << " sequences of " << o.ops << " operations"
             << (o.faults ? " with faults" : "") << ", seeds " << o.seed << ".."
             << o.seed + o.sequences - 1 << ", simulator vs. "
@@ -72,6 +136,11 @@ int run_conformance(const Command& self, const Args& args) {
               << " --ops " << o.ops << (o.faults ? "" : " --no-faults")
               << (o.servers == 1 ? "" : " --ensemble") << "\n";
   }
+  for (const std::string& path : r.saved) std::cout << "saved case: " << path << "\n";
+  for (const std::string& why : r.not_saved) std::cout << "not saved: " << why << "\n";
+  if (!r.saved.empty()) {
+    std::cout << "  rerun them: lockstep conformance --cases --cases-dir " << dir << "\n";
+  }
   return r.mismatched_sequences == 0 ? kExitOk : kExitFailure;
 #else
   std::cerr << "lockstep conformance: needs the real ZooKeeper client, which this build leaves "
@@ -93,7 +162,15 @@ const Command kConformanceCommand = {
               {"ops", "K", "operations per sequence (default 30)"},
               {"ensemble", "", "a 3-server ensemble instead of one standalone server"},
               {"no-faults", "", "sequences without fault operations"},
-              {"verbose", "", "print every operation with both outcomes"}},
+              {"verbose", "", "print every operation with both outcomes"},
+              {"cases-dir", "DIR",
+               "where mismatches are saved as cases, and --cases reads (default fidelity/cases)"},
+              {"no-save", "", "do not shrink and save mismatching sequences"},
+              {"record", "NAME",
+               "save sequence --seed (--ops K) with the server's answers as a case"},
+              {"note", "TEXT", "with --record: what the case pins"},
+              {"cases", "", "run every saved case on the simulator and the real server"},
+              {"sim-only", "", "with --cases: the simulator only (no server needed)"}},
     .run = run_conformance,
 };
 

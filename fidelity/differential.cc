@@ -5,6 +5,8 @@
 #include <set>
 #include <utility>
 
+#include "fidelity/cases.h"
+#include "fidelity/shrink.h"
 #include "real/event_loop.h"
 #include "real/proxy.h"
 #include "real/run.h"
@@ -241,11 +243,94 @@ void compare_runs(const Sequence& seq, const std::string& root, uint64_t sequenc
   if (differs) report->mismatched_sequences++;
 }
 
+namespace {
+
+// Runs `seq` on the real server (fresh sessions through fresh proxies); a proxy or restart
+// failure goes to *setup_error (the run is then not evidence of anything).
+RunResult run_on_real(real::Cluster& cluster, const Sequence& seq, const std::string& root,
+                      uint64_t seed, std::string* setup_error) {
+  RunResult real;
+  RealDriver driver(cluster, seed, GenerateOptions{}.session_timeout);
+  if (driver.connected()) real = run_sequence(driver, seq, root);
+  if (!driver.error().empty() && setup_error->empty()) *setup_error = driver.error();
+  if (!driver.restart_error().empty() && setup_error->empty()) {
+    *setup_error = "a server restart failed: " + driver.restart_error();
+  }
+  return real;
+}
+
+std::vector<Normalized> normalized(const Sequence& seq, const RunResult& run,
+                                   const std::string& root) {
+  std::vector<Normalized> out;
+  for (size_t i = 0; i < run.outcomes.size() && i < seq.size(); ++i) {
+    out.push_back(normalize(run.outcomes[i], root, timed(seq[i])));
+  }
+  return out;
+}
+
+struct Started {
+  std::unique_ptr<real::Cluster> cluster;
+  std::string error;
+};
+
+Started start_cluster(int servers) {
+  real::ClusterOptions co;
+  co.servers = servers;
+  real::Cluster::StartResult started = real::Cluster::start(co);
+  return Started{std::move(started.cluster), started.error};
+}
+
+uint64_t root_serial = 0;  // distinct roots for the shrinker's many runs on one server
+
+// Shrinks a mismatching sequence and saves it as a case; returns the saved path ("" and a
+// reason in *why when it could not).
+std::string shrink_and_save(real::Cluster& cluster, const Options& options, uint64_t seed,
+                            const Sequence& seq, size_t first_bad, size_t* shrunk_to,
+                            std::string* why) {
+  std::string setup_error;
+  auto differs = [&](const Sequence& candidate) {
+    const std::string root = "/lss" + std::to_string(seed) + "-" + std::to_string(++root_serial);
+    const RunResult sim = run_on_sim(candidate, root, seed, options.servers);
+    const RunResult real = run_on_real(cluster, candidate, root, seed, &setup_error);
+    Report scratch;
+    compare_runs(candidate, root, seed, sim, real, 0, &scratch);
+    return setup_error.empty() && scratch.mismatched_sequences > 0;
+  };
+  const ShrinkResult r = shrink(seq, first_bad, options.servers, differs);
+  if (!r.reproduced) {
+    *why = "the mismatch did not reproduce on a second run (timing?)";
+    return "";
+  }
+  Case c;
+  c.name = "mismatch-" + std::string(options.servers == 1 ? "standalone" : "ensemble") + "-seed" +
+           std::to_string(seed);
+  c.servers = options.servers;
+  c.found = "lockstep conformance --sequences 1 --seed " + std::to_string(seed) + " --ops " +
+            std::to_string(options.ops) + (options.faults ? "" : " --no-faults") +
+            (options.servers == 1 ? "" : " --ensemble") + " (op #" + std::to_string(first_bad) +
+            "), shrunk from " + std::to_string(seq.size()) + " to " +
+            std::to_string(r.sequence.size()) + " operations in " + std::to_string(r.calls) +
+            " runs";
+  c.note =
+      "a mismatch between the simulator and the real server: fix the simulator, or name the "
+      "difference as a server freedom in fidelity/compare.h";
+  c.operations = r.sequence;
+  const std::string root = "/lsr" + std::to_string(seed) + "-" + std::to_string(++root_serial);
+  const RunResult real = run_on_real(cluster, c.operations, root, seed, &setup_error);
+  if (!real.completed || !setup_error.empty()) {
+    *why = "the shrunk sequence did not complete on the real server " + setup_error;
+    return "";
+  }
+  c.real = normalized(c.operations, real, root);
+  *shrunk_to = c.operations.size();
+  return save_case(options.cases_dir, c, why);
+}
+
+}  // namespace
+
 Report run_differential(const Options& options, const std::function<void(uint64_t)>& progress) {
   Report report;
-  real::ClusterOptions co;
-  co.servers = options.servers;
-  real::Cluster::StartResult started = real::Cluster::start(co);
+  Started started = start_cluster(options.servers);
   if (!started.cluster) {
     report.server_error = started.error;
     return report;
@@ -265,27 +350,100 @@ Report run_differential(const Options& options, const std::function<void(uint64_
       SimDriver driver(seed, options.servers, g.session_timeout);
       sim = run_sequence(driver, seq, root);
     }
-    RunResult real;
-    {
-      RealDriver driver(cluster, seed, g.session_timeout);
-      if (driver.connected()) real = run_sequence(driver, seq, root);
-      if (!driver.error().empty() && report.setup_error.empty()) {
-        report.setup_error = driver.error();
-      }
-      if (!driver.restart_error().empty() && report.setup_error.empty()) {
-        report.setup_error = "a server restart failed: " + driver.restart_error();
-      }
-    }
+    const RunResult real = run_on_real(cluster, seq, root, seed, &report.setup_error);
     for (const Op& op : seq) {
       if (op.kind == OpKind::kCut || op.kind == OpKind::kExpire || op.kind == OpKind::kPartition ||
           op.kind == OpKind::kRestart || op.lose != Lose::kNone) {
         report.faults++;
       }
     }
+    const uint64_t before = report.mismatched_sequences;
+    Report one;
+    compare_runs(seq, root, seed, sim, real, 1, &one);
     compare_runs(seq, root, seed, sim, real, options.shown, &report, options.each_op);
+    if (report.mismatched_sequences > before && !options.cases_dir.empty() &&
+        report.saved.size() + report.not_saved.size() < options.shrink_max &&
+        report.setup_error.empty()) {
+      size_t shrunk_to = 0;
+      std::string why;
+      const size_t first_bad = one.shown.empty() ? seq.size() - 1 : one.shown[0].op_index;
+      const std::string path =
+          shrink_and_save(cluster, options, seed, seq, first_bad, &shrunk_to, &why);
+      if (path.empty()) {
+        report.not_saved.push_back("seed " + std::to_string(seed) + ": " + why);
+      } else {
+        report.saved.push_back(path + " (" + std::to_string(shrunk_to) + " operations)");
+      }
+    }
     if (progress) progress(i + 1);
   }
   return report;  // the cluster's destructor stops the server by pid
+}
+
+RecordResult record_case(const Options& options, const std::string& name, const std::string& note) {
+  RecordResult out;
+  Started started = start_cluster(options.servers);
+  if (!started.cluster) {
+    out.server_error = started.error;
+    return out;
+  }
+  GenerateOptions g;
+  g.faults = options.faults;
+  g.servers = options.servers;
+  Case c;
+  c.name = name;
+  c.servers = options.servers;
+  c.note = note;
+  c.found = "lockstep conformance --record " + name + " --seed " + std::to_string(options.seed) +
+            " --ops " + std::to_string(options.ops) + (options.faults ? "" : " --no-faults") +
+            (options.servers == 1 ? "" : " --ensemble");
+  c.operations = generate(options.seed, options.ops, g);
+  const std::string root = "/lsr" + std::to_string(options.seed);
+  std::string setup_error;
+  const RunResult real =
+      run_on_real(*started.cluster, c.operations, root, options.seed, &setup_error);
+  if (!setup_error.empty() || !real.completed) {
+    out.error = "the sequence did not complete on the real server " + setup_error;
+    return out;
+  }
+  c.real = normalized(c.operations, real, root);
+  const RunResult sim = run_on_sim(c.operations, root, options.seed, options.servers);
+  out.sim_differences = check_case(c, sim, root);
+  out.path = save_case(options.cases_dir, c, &out.error);
+  return out;
+}
+
+CaseRun run_case(const Case& c, real::Cluster* cluster, uint64_t seed) {
+  CaseRun out;
+  const std::string root = "/lsc-" + c.name + "-" + std::to_string(++root_serial);
+  out.sim = check_case(c, run_on_sim(c.operations, root, seed, c.servers), root);
+  if (cluster != nullptr) {
+    std::string setup_error;
+    const RunResult real = run_on_real(*cluster, c.operations, root, seed, &setup_error);
+    out.real = check_case(c, real, root);
+    if (!setup_error.empty()) out.real.push_back(setup_error);
+    out.real_ran = true;
+  }
+  return out;
+}
+
+CasesReport run_cases(const std::vector<Case>& cases, bool with_real) {
+  CasesReport out;
+  std::map<int, Started> clusters;
+  for (const Case& c : cases) {
+    real::Cluster* cluster = nullptr;
+    if (with_real) {
+      auto it = clusters.find(c.servers);
+      if (it == clusters.end()) it = clusters.emplace(c.servers, start_cluster(c.servers)).first;
+      if (!it->second.cluster) {
+        out.server_error = it->second.error;
+        return out;
+      }
+      cluster = it->second.cluster.get();
+    }
+    out.runs.emplace_back(c.name, run_case(c, cluster, 1));
+  }
+  return out;
 }
 
 }  // namespace lockstep::fidelity

@@ -23,6 +23,10 @@
 #include "fidelity/runner.h"
 #include "fidelity/sequence.h"
 
+namespace lockstep::real {
+class Cluster;
+}
+
 namespace lockstep::fidelity {
 
 struct Options {
@@ -34,6 +38,11 @@ struct Options {
   size_t shown = 5;    // mismatches kept in full (the first ones found)
   // When set, called once per compared operation with a line "seed op# op | sim | real".
   std::function<void(const std::string&)> each_op;
+  // Where a mismatching sequence, shrunk (shrink.h), is saved as a case (cases.h); "" saves
+  // none. At most `shrink_max` sequences are shrunk (each shrink runs both backends up to 150
+  // times).
+  std::string cases_dir;
+  size_t shrink_max = 3;
 };
 
 struct Mismatch {
@@ -61,7 +70,38 @@ struct Report {
   uint64_t timed_ops = 0;
   std::map<std::string, int64_t> skew_ms;
   std::vector<Mismatch> shown;
+  std::vector<std::string> saved;      // "path (N operations)" of every case saved
+  std::vector<std::string> not_saved;  // why a mismatching sequence was not saved
 };
+
+struct Case;
+
+// `lockstep conformance --record NAME`: runs sequence `options.seed` on the real server and
+// saves it, with the server's answers, as case NAME in options.cases_dir.
+struct RecordResult {
+  std::string server_error;
+  std::string error;
+  std::string path;                          // the saved case
+  std::vector<std::string> sim_differences;  // the simulator against the recorded answers
+};
+RecordResult record_case(const Options& options, const std::string& name, const std::string& note);
+
+// A saved case run on the simulator (always) and on a real server (when given), each against
+// the case's recorded answers (cases.h check_case).
+struct CaseRun {
+  std::vector<std::string> sim;
+  std::vector<std::string> real;
+  bool real_ran = false;
+};
+CaseRun run_case(const Case& c, real::Cluster* cluster, uint64_t seed);
+
+struct CasesReport {
+  std::string server_error;
+  std::vector<std::pair<std::string, CaseRun>> runs;  // by case name, in the given order
+};
+// Every case on the simulator and, with `with_real`, on a harness-started server of the case's
+// size (one standalone server and one ensemble at most, started on first use).
+CasesReport run_cases(const std::vector<Case>& cases, bool with_real);
 
 // `progress(done)` is called after each sequence (may be empty).
 Report run_differential(const Options& options,

@@ -2,11 +2,17 @@
 // fidelity_real_test, label real).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "fidelity/cases.h"
 #include "fidelity/compare.h"
 #include "fidelity/differential.h"
 #include "fidelity/sequence.h"
+#include "fidelity/shrink.h"
 
 namespace lockstep::fidelity {
 namespace {
@@ -113,6 +119,180 @@ TEST(FidelityCompare, AChangedReplyIsAMismatchOfItsKind) {
     EXPECT_EQ(report.mismatched_ops, 1u) << kind;
     EXPECT_EQ(report.by_kind[kind], 1u) << kind;
   }
+}
+
+TEST(FidelitySequence, EveryGeneratedOperationParsesBackToItself) {
+  for (int servers : {1, 3}) {
+    GenerateOptions g;
+    g.servers = servers;
+    for (uint64_t seed = 1; seed <= 200; ++seed) {
+      for (const Op& op : generate(seed, 40, g)) {
+        Op back;
+        std::string error;
+        ASSERT_TRUE(parse_op(to_string(op), &back, &error)) << error;
+        EXPECT_EQ(to_string(back), to_string(op));
+      }
+    }
+  }
+}
+
+TEST(FidelitySequence, BadOperationLinesSayWhatIsWrong) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"s2 exists /d", "slot"},
+      {"s0 frobnicate /d", "unknown operation"},
+      {"s0 create /d 'x", "not closed"},
+      {"s0 create /d 'x' sometimes", "mode"},
+      {"s0 delete /d v=x", "version"},
+      {"s0 partition soon", "duration"},
+      {"s0 exists /d !lost-reply", "only create, delete and set_data"},
+      {"restart server 7", "server"},
+      {"s0 exists /d extra", "unexpected"},
+  };
+  for (const auto& [text, why] : bad) {
+    Op op;
+    std::string error;
+    EXPECT_FALSE(parse_op(text, &op, &error)) << text;
+    EXPECT_NE(error.find(why), std::string::npos) << text << " -> " << error;
+  }
+}
+
+// The operations of `seq` whose text is in `wanted`, in order.
+bool contains_in_order(const Sequence& seq, const std::vector<std::string>& wanted) {
+  size_t next = 0;
+  for (const Op& op : seq) {
+    if (next < wanted.size() && to_string(op) == wanted[next]) ++next;
+  }
+  return next == wanted.size();
+}
+
+TEST(FidelityShrink, KeepsOnlyTheOperationsTheDifferenceNeedsAndTheRules) {
+  // A stand-in for "the backends differ": the sequence holds its first fault and, later, its
+  // last operation. The shrinker must end with exactly those two, valid by the generator's
+  // rules, having called the predicate only on valid candidates.
+  size_t checked = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const Sequence seq = generate(seed, 40);
+    size_t fault = seq.size();
+    for (size_t i = 0; i < seq.size(); ++i) {
+      if (is_fault(seq[i])) {
+        fault = i;
+        break;
+      }
+    }
+    if (fault + 1 >= seq.size() || seq.back().kind == OpKind::kReopen) continue;
+    const std::vector<std::string> needed = {to_string(seq[fault]), to_string(seq.back())};
+    size_t invalid_calls = 0;
+    const ShrinkResult r = shrink(seq, seq.size() - 1, 1, [&](const Sequence& candidate) {
+      std::string why;
+      if (!valid(candidate, 1, GenerateOptions{}.session_timeout, &why)) ++invalid_calls;
+      return contains_in_order(candidate, needed);
+    });
+    ASSERT_TRUE(r.reproduced) << "seed " << seed;
+    EXPECT_EQ(invalid_calls, 0u);
+    EXPECT_TRUE(contains_in_order(r.sequence, needed)) << "seed " << seed;
+    std::string text;
+    for (const Op& op : r.sequence) text += "\n  " + to_string(op);
+    EXPECT_EQ(r.sequence.size(), 2u) << "seed " << seed << text;
+    ++checked;
+  }
+  EXPECT_GT(checked, 20u);
+}
+
+TEST(FidelityShrink, ADifferenceThatDoesNotReproduceLeavesTheSequenceWhole) {
+  const Sequence seq = generate(3, 30);
+  const ShrinkResult r = shrink(seq, 10, 1, [](const Sequence&) { return false; });
+  EXPECT_FALSE(r.reproduced);
+  EXPECT_EQ(r.sequence.size(), seq.size());
+  EXPECT_EQ(r.calls, 2u);  // the truncated sequence, then the whole one
+}
+
+std::vector<Case> saved_cases() {
+  std::vector<Case> cases;
+  std::string error;
+  EXPECT_TRUE(load_cases(std::string(LOCKSTEP_SOURCE_DIR) + "/fidelity/cases", &cases, &error))
+      << error;
+  return cases;
+}
+
+TEST(FidelityCases, EverySavedCaseGivesTheRecordedRealAnswersOnTheSimulator) {
+  // Each case holds what Debian's ZooKeeper server answered; the simulator must give the same
+  // (within compare.h's freedoms), on a standalone server and on an ensemble.
+  const std::vector<Case> cases = saved_cases();
+  ASSERT_GE(cases.size(), 7u);
+  bool ensemble = false;
+  for (const Case& c : cases) {
+    ensemble = ensemble || c.servers == 3;
+    const CaseRun run = run_case(c, nullptr, 1);
+    EXPECT_FALSE(run.real_ran);
+    for (const std::string& d : run.sim) ADD_FAILURE() << c.name << ": " << d;
+  }
+  EXPECT_TRUE(ensemble);
+}
+
+TEST(FidelityCases, AnAlteredRecordedAnswerIsReported) {
+  // The case check bites: change one recorded answer (an error, an event, a time beyond the
+  // tolerance) and the simulator's run of the case differs exactly there.
+  const std::vector<Case> cases = saved_cases();
+  ASSERT_FALSE(cases.empty());
+  for (const Case& original : cases) {
+    for (size_t i = 0; i < original.real.size(); ++i) {
+      if (original.real[i].event_ms.empty()) continue;
+      for (int what = 0; what < 3; ++what) {
+        Case c = original;
+        if (what == 0) c.real[i].error = c.real[i].error == "ZOK" ? "ZNONODE" : "ZOK";
+        if (what == 1) c.real[i].events += ", s0 deleted /d";
+        if (what == 2) c.real[i].event_ms[0] += 2 * kTimingToleranceMs;
+        const std::vector<std::string> d = run_case(c, nullptr, 1).sim;
+        ASSERT_EQ(d.size(), 1u) << c.name << " op " << i << " change " << what;
+        EXPECT_EQ(d[0].rfind("op #" + std::to_string(i) + " ", 0), 0u) << d[0];
+      }
+      return;
+    }
+  }
+  FAIL() << "no saved case has a timed operation with events";
+}
+
+TEST(FidelityCases, SaveAndLoadRoundTripAndMalformedCasesSayWhatIsWrong) {
+  namespace fs = std::filesystem;
+  const std::vector<Case> cases = saved_cases();
+  ASSERT_FALSE(cases.empty());
+  const fs::path dir =
+      fs::temp_directory_path() /
+      ("lockstep-cases-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  fs::remove_all(dir);
+  std::string error;
+  const std::string path = save_case(dir.string(), cases[0], &error);
+  ASSERT_FALSE(path.empty()) << error;
+  std::vector<Case> back;
+  ASSERT_TRUE(load_cases(dir.string(), &back, &error)) << error;
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(to_json(back[0]), to_json(cases[0]));
+  // Malformed: each names what is wrong; a bad file in a folder fails the load with its path.
+  const std::string good = to_json(cases[0]);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.replace(at, from.size(), to);
+    return t;
+  };
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"{", "not a JSON object"},
+      {with("lockstep-conformance-case/1", "lockstep-conformance-case/9"), "format"},
+      {with("\"servers\": " + std::to_string(cases[0].servers), "\"servers\": 2"), "servers"},
+      {with("\"operations\": [\n  \"", "\"operations\": [\n  \"s9 "), "operations[0]"},
+      {with("\"real\": [\n  {", "\"real\": [\n  {\"x\":1},{"), "real"},
+  };
+  for (const auto& [text, why] : bad) {
+    Case c;
+    EXPECT_FALSE(parse_case(text, &c, &error)) << why;
+    EXPECT_NE(error.find(why), std::string::npos) << error;
+  }
+  { std::ofstream(dir / "zz-broken.json") << "{"; }
+  back.clear();
+  EXPECT_FALSE(load_cases(dir.string(), &back, &error));
+  EXPECT_NE(error.find("zz-broken.json"), std::string::npos) << error;
+  fs::remove_all(dir);
 }
 
 }  // namespace

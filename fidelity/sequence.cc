@@ -1,6 +1,8 @@
 #include "fidelity/sequence.h"
 
 #include <array>
+#include <sstream>
+#include <vector>
 
 #include "zk/random.h"
 
@@ -173,6 +175,180 @@ std::string to_string(const Op& op) {
     case OpKind::kRestart: return "restart server " + std::to_string(op.server);
   }
   return s + "?";
+}
+
+namespace {
+
+bool parse_duration(const std::string& t, zk::Duration* out) {
+  size_t digits = 0;
+  while (digits < t.size() && t[digits] >= '0' && t[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 9) return false;
+  const int64_t n = std::stoll(t.substr(0, digits));
+  const std::string unit = t.substr(digits);
+  if (unit == "s")
+    *out = zk::seconds(n);
+  else if (unit == "ms")
+    *out = zk::milliseconds(n);
+  else if (unit == "us")
+    *out = zk::microseconds(n);
+  else
+    return false;
+  return true;
+}
+
+// Splits on spaces, keeping a '...' token (data, possibly empty) whole.
+bool tokens_of(const std::string& text, std::vector<std::string>* out) {
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == ' ') {
+      ++i;
+      continue;
+    }
+    if (text[i] == '\'') {
+      const size_t end = text.find('\'', i + 1);
+      if (end == std::string::npos) return false;
+      out->push_back(text.substr(i, end - i + 1));
+      i = end + 1;
+      continue;
+    }
+    const size_t end = std::min(text.find(' ', i), text.size());
+    out->push_back(text.substr(i, end - i));
+    i = end;
+  }
+  return true;
+}
+
+bool parse_mode(const std::string& t, zk::CreateMode* out) {
+  for (int m = 0; m < 4; ++m) {
+    if (zk::to_string(static_cast<zk::CreateMode>(m)) == t) {
+      *out = static_cast<zk::CreateMode>(m);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool parse_op(const std::string& text, Op* out, std::string* error) {
+  std::vector<std::string> t;
+  auto fail = [&](const std::string& why) {
+    *error = "\"" + text + "\": " + why;
+    return false;
+  };
+  if (!tokens_of(text, &t)) return fail("a quoted data value is not closed");
+  if (t.empty()) return fail("empty operation");
+  Op op;
+  if (t[0] == "restart") {
+    if (t.size() != 3 || t[1] != "server") return fail("expected \"restart server N\"");
+    if (t[2].size() != 1 || t[2][0] < '1' || t[2][0] > '3') return fail("a server is 1, 2 or 3");
+    op.kind = OpKind::kRestart;
+    op.server = t[2][0] - '0';
+    *out = op;
+    return true;
+  }
+  if (t[0].size() != 2 || t[0][0] != 's' || t[0][1] < '0' || t[0][1] >= '0' + kSlots) {
+    return fail("expected a slot (s0 or s1) first");
+  }
+  if (t.size() < 2) return fail("expected an operation after the slot");
+  op.slot = t[0][1] - '0';
+  const std::string& name = t[1];
+  size_t next = 2;
+  auto take_path = [&]() -> bool {
+    if (next >= t.size() || (t[next][0] != '/' && t[next] != "$last")) return false;
+    op.path = t[next++];
+    return true;
+  };
+  auto take_data = [&]() -> bool {
+    if (next >= t.size() || t[next].size() < 2 || t[next][0] != '\'') return false;
+    op.data = t[next].substr(1, t[next].size() - 2);
+    ++next;
+    return true;
+  };
+  if (name == "create") {
+    op.kind = OpKind::kCreate;
+    if (!take_path() || !take_data()) return fail("expected \"create PATH 'DATA' MODE\"");
+    if (next >= t.size() || !parse_mode(t[next++], &op.mode)) {
+      return fail(
+          "expected a mode: persistent, ephemeral, persistent-sequential or "
+          "ephemeral-sequential");
+    }
+  } else if (name == "delete" || name == "set_data") {
+    op.kind = name == "delete" ? OpKind::kDelete : OpKind::kSetData;
+    if (!take_path()) return fail("expected a path (/d... or $last)");
+    if (op.kind == OpKind::kSetData && !take_data()) return fail("expected 'DATA'");
+    if (next < t.size() && t[next].rfind("v=", 0) == 0) {
+      const std::string v = t[next++].substr(2);
+      if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
+        return fail("a version is v=N");
+      }
+      op.version = static_cast<zk::Version>(std::stoi(v));
+    }
+  } else if (name == "get_data" || name == "exists" || name == "get_children") {
+    op.kind = name == "get_data" ? OpKind::kGetData
+              : name == "exists" ? OpKind::kExists
+                                 : OpKind::kGetChildren;
+    if (!take_path()) return fail("expected a path (/d... or $last)");
+    if (next < t.size() && t[next] == "watch") {
+      op.watch = true;
+      ++next;
+    }
+  } else if (name == "sync") {
+    op.kind = OpKind::kSync;
+    if (!take_path()) return fail("expected a path (/d... or $last)");
+  } else if (name == "close" || name == "reopen" || name == "cut" || name == "expire") {
+    op.kind = name == "close"    ? OpKind::kClose
+              : name == "reopen" ? OpKind::kReopen
+              : name == "cut"    ? OpKind::kCut
+                                 : OpKind::kExpire;
+  } else if (name == "partition") {
+    op.kind = OpKind::kPartition;
+    if (next >= t.size() || !parse_duration(t[next++], &op.duration) || op.duration.us <= 0) {
+      return fail("expected a duration (250ms, 4s)");
+    }
+  } else {
+    return fail("unknown operation \"" + name +
+                "\" (create, delete, set_data, get_data, exists, get_children, sync, close, "
+                "reopen, cut, expire, partition, restart)");
+  }
+  if (next < t.size() && (t[next] == "!lost-reply" || t[next] == "!lost-request")) {
+    if (op.kind != OpKind::kCreate && op.kind != OpKind::kDelete && op.kind != OpKind::kSetData) {
+      return fail("only create, delete and set_data can lose a message");
+    }
+    op.lose = t[next] == "!lost-reply" ? Lose::kReply : Lose::kRequest;
+    ++next;
+  }
+  if (next != t.size()) return fail("unexpected \"" + t[next] + "\"");
+  *out = op;
+  return true;
+}
+
+bool valid(const Sequence& seq, int servers, zk::Duration session_timeout, std::string* error) {
+  std::array<bool, kSlots> ended{};
+  for (size_t i = 0; i < seq.size(); ++i) {
+    const Op& op = seq[i];
+    auto fail = [&](const char* why) {
+      *error = "op #" + std::to_string(i) + " " + to_string(op) + ": " + why;
+      return false;
+    };
+    const bool fault = op.kind == OpKind::kCut || op.kind == OpKind::kExpire ||
+                       op.kind == OpKind::kPartition || op.lose != Lose::kNone;
+    if (op.kind == OpKind::kRestart) {
+      if (op.server < 1 || op.server > servers) return fail("no such server");
+      if (servers > 1 && op.server == 1) return fail("a leader restart is not modelled");
+      continue;
+    }
+    if (fault && ended[op.slot]) return fail("a fault on a slot whose session ended");
+    if (op.kind == OpKind::kReopen) {
+      if (!ended[op.slot]) return fail("a reopen of a live session");
+      ended[op.slot] = false;
+    }
+    if (op.kind == OpKind::kClose || op.kind == OpKind::kExpire ||
+        (op.kind == OpKind::kPartition && op.duration > session_timeout)) {
+      ended[op.slot] = true;
+    }
+  }
+  return true;
 }
 
 }  // namespace lockstep::fidelity

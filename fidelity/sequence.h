@@ -84,4 +84,13 @@ Sequence generate(uint64_t seed, size_t ops, const GenerateOptions& options = {}
 // "s0 partition 300ms", "restart server 1", ...
 std::string to_string(const Op& op);
 
+// The inverse of to_string (a saved conformance case holds its operations as these lines).
+// On failure returns false and says why in *error.
+bool parse_op(const std::string& text, Op* out, std::string* error);
+
+// Whether `seq` keeps the generator's rules 3 and 4 (a reopen only after the slot's session
+// ended; a fault only on a live slot; a restart names a server of `servers`): what the shrinker
+// keeps true while it removes operations. On failure *error names the operation.
+bool valid(const Sequence& seq, int servers, zk::Duration session_timeout, std::string* error);
+
 }  // namespace lockstep::fidelity
