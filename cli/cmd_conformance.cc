@@ -6,6 +6,7 @@
 // package missing), as `check --real`.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/cli.h"
@@ -103,7 +104,11 @@ int run_conformance(const Command& self, const Args& args) {
             << std::flush;
   const bool tty = isatty(STDERR_FILENO) != 0;
   fidelity::Report r = fidelity::run_differential(o, [&](uint64_t done) {
-    if (tty) std::cerr << "\r" << done << "/" << o.sequences << " sequences" << std::flush;
+    if (tty) {
+      std::cerr << "\r" << done << "/" << o.sequences << " sequences" << std::flush;
+    } else if (done % std::max<uint64_t>(1, o.sequences / 10) == 0 && done < o.sequences) {
+      std::cerr << "conformance: " << done << "/" << o.sequences << " sequences\n";  // CI logs
+    }
   });
   if (tty) std::cerr << "\r\033[K";
   if (!r.server_error.empty()) {

@@ -1,6 +1,7 @@
 #include "fidelity/sequence.h"
 
 #include <array>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -15,10 +16,121 @@ constexpr std::array<const char*, 5> kPaths = {"/d", "/d/a", "/d/b", "/d/a/x", "
 constexpr std::array<const char*, 2> kSequentialPrefixes = {"/d/q-", "/d/a/q-"};
 constexpr std::array<const char*, 3> kData = {"", "x", "yy"};
 
-std::string pick_path(zk::Prng& rng) {
-  if (rng.chance(1, 6)) return "$last";
-  return kPaths[rng.below(kPaths.size())];
-}
+std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+// What the generator believes the tree holds, to aim most operations at nodes that exist (or,
+// for a create, at a free name under an existing parent), so that they change something rather
+// than meet ZNONODE. A guess, not an oracle: it follows every operation's intended effect (a
+// lost request is not applied, a lost reply is) and forgets a slot's ephemerals when its
+// session ends; the comparison never reads it.
+class Model {
+ public:
+  struct Node {
+    int owner = -1;  // the slot owning an ephemeral, -1 for persistent
+    zk::Version version = 0;
+  };
+
+  bool has(const std::string& path) const { return nodes_.count(path) != 0; }
+  bool has_children(const std::string& path) const {
+    for (const auto& [p, n] : nodes_) {
+      if (p != path && p.size() > path.size() && p.compare(0, path.size() + 1, path + "/") == 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A path for a read, delete or set_data: usually one that exists.
+  std::string pick_existing(zk::Prng& rng) const {
+    std::vector<std::string> candidates;
+    for (const char* p : kPaths) {
+      if (has(p)) candidates.push_back(p);
+    }
+    if (has(last_)) candidates.push_back("$last");
+    if (candidates.empty() || rng.chance(1, 4)) {
+      if (rng.chance(1, 6)) return "$last";
+      return kPaths[rng.below(kPaths.size())];
+    }
+    return candidates[rng.below(candidates.size())];
+  }
+
+  // A name for a plain create: usually free, under an existing persistent parent.
+  std::string pick_free(zk::Prng& rng) const {
+    std::vector<std::string> candidates;
+    for (const char* p : kPaths) {
+      const std::string parent = parent_of(p);
+      if (!has(p) && (parent.empty() || persistent(parent))) candidates.push_back(p);
+    }
+    if (candidates.empty() || rng.chance(1, 4)) return kPaths[rng.below(kPaths.size())];
+    return candidates[rng.below(candidates.size())];
+  }
+
+  // A prefix for a sequential create: usually under an existing persistent parent.
+  std::string pick_prefix(zk::Prng& rng) const {
+    std::vector<std::string> candidates;
+    for (const char* p : kSequentialPrefixes) {
+      if (persistent(parent_of(p))) candidates.push_back(p);
+    }
+    if (candidates.empty() || rng.chance(1, 4)) {
+      return kSequentialPrefixes[rng.below(kSequentialPrefixes.size())];
+    }
+    return candidates[rng.below(candidates.size())];
+  }
+
+  void apply(const Op& op, const std::array<bool, kSlots>& ended) {
+    if (op.kind == OpKind::kClose || op.kind == OpKind::kExpire) return end(op.slot);
+    if (op.kind == OpKind::kRestart || op.kind == OpKind::kCut || op.kind == OpKind::kReopen) {
+      return;
+    }
+    if (ended[op.slot] || op.lose == Lose::kRequest) return;  // never reached the server
+    const std::string path = op.path == "$last" ? last_ : op.path;
+    switch (op.kind) {
+      case OpKind::kCreate: {
+        const std::string parent = parent_of(op.path);
+        if (!(parent.empty() || persistent(parent))) return;
+        std::string name = path;
+        if (zk::is_sequential(op.mode)) {
+          name = op.path + "#" + std::to_string(++serial_);  // the real name is the server's
+          last_ = name;
+        } else if (has(name)) {
+          return;
+        }
+        nodes_[name] = Node{zk::is_ephemeral(op.mode) ? op.slot : -1, 0};
+        return;
+      }
+      case OpKind::kDelete: {
+        auto it = nodes_.find(path);
+        if (it == nodes_.end() || has_children(path)) return;
+        if (op.version != zk::kAnyVersion && op.version != it->second.version) return;
+        nodes_.erase(it);
+        return;
+      }
+      case OpKind::kSetData: {
+        auto it = nodes_.find(path);
+        if (it == nodes_.end()) return;
+        if (op.version != zk::kAnyVersion && op.version != it->second.version) return;
+        ++it->second.version;
+        return;
+      }
+      default: return;
+    }
+  }
+
+  // The slot's session ended: its ephemerals are gone.
+  void end(int slot) {
+    std::erase_if(nodes_, [slot](const auto& entry) { return entry.second.owner == slot; });
+  }
+
+ private:
+  bool persistent(const std::string& path) const {
+    auto it = nodes_.find(path);
+    return it != nodes_.end() && it->second.owner < 0;
+  }
+
+  std::map<std::string, Node> nodes_;
+  std::string last_ = "$none";
+  uint64_t serial_ = 0;
+};
 
 zk::Version pick_version(zk::Prng& rng) {
   if (rng.chance(1, 2)) return zk::kAnyVersion;
@@ -26,23 +138,22 @@ zk::Version pick_version(zk::Prng& rng) {
 }
 
 // A create, delete or set_data on the path space.
-Op mutation(zk::Prng& rng, int slot, uint64_t r) {
+Op mutation(zk::Prng& rng, const Model& model, int slot, uint64_t r) {
   Op op;
   op.slot = slot;
   if (r < 32) {
     op.kind = OpKind::kCreate;
     op.mode = static_cast<zk::CreateMode>(rng.below(4));
-    op.path = zk::is_sequential(op.mode) && rng.chance(3, 4)
-                  ? kSequentialPrefixes[rng.below(kSequentialPrefixes.size())]
-                  : kPaths[rng.below(kPaths.size())];
+    op.path = zk::is_sequential(op.mode) && rng.chance(3, 4) ? model.pick_prefix(rng)
+                                                             : model.pick_free(rng);
     op.data = kData[rng.below(kData.size())];
   } else if (r < 46) {
     op.kind = OpKind::kDelete;
-    op.path = pick_path(rng);
+    op.path = model.pick_existing(rng);
     op.version = pick_version(rng);
   } else {
     op.kind = OpKind::kSetData;
-    op.path = pick_path(rng);
+    op.path = model.pick_existing(rng);
     op.data = kData[rng.below(kData.size())];
     op.version = pick_version(rng);
   }
@@ -50,10 +161,10 @@ Op mutation(zk::Prng& rng, int slot, uint64_t r) {
 }
 
 // A fault on `slot` (alive), drawn from its own stream.
-Op fault(zk::Prng& rng, int slot, const GenerateOptions& o) {
+Op fault(zk::Prng& rng, const Model& model, int slot, const GenerateOptions& o) {
   const uint64_t r = rng.below(100);
   if (r < 45) {  // a mutation with a lost message: the ambiguity the recipes must survive
-    Op op = mutation(rng, slot, rng.below(55));
+    Op op = mutation(rng, model, slot, rng.below(55));
     op.lose = rng.chance(1, 2) ? Lose::kReply : Lose::kRequest;
     return op;
   }
@@ -90,6 +201,17 @@ Sequence generate(uint64_t seed, size_t ops, const GenerateOptions& options) {
   Sequence out;
   out.reserve(ops);
   std::array<bool, kSlots> closed{};
+  Model model;
+  auto add = [&](const Op& op) {
+    model.apply(op, closed);
+    if (op.kind == OpKind::kClose || op.kind == OpKind::kExpire ||
+        (op.kind == OpKind::kPartition && op.duration > options.session_timeout)) {
+      closed[op.slot] = true;
+      model.end(op.slot);
+    }
+    if (op.kind == OpKind::kReopen) closed[op.slot] = false;
+    out.push_back(op);
+  };
   if (ops > 0) {
     // Most sequences start with /d in place (persistent, or someone's ephemeral), so that the
     // rest of the sequence works inside the tree rather than against missing parents.
@@ -98,18 +220,13 @@ Sequence generate(uint64_t seed, size_t ops, const GenerateOptions& options) {
     first.slot = static_cast<int>(rng.below(kSlots));
     first.path = "/d";
     first.mode = rng.chance(3, 4) ? zk::CreateMode::kPersistent : zk::CreateMode::kEphemeral;
-    out.push_back(first);
+    add(first);
   }
   while (out.size() < ops) {
     if (options.faults && frng.chance(1, 14)) {
       const int slot = static_cast<int>(frng.below(kSlots));
       if (!closed[slot]) {
-        out.push_back(fault(frng, slot, options));
-        if (out.back().kind == OpKind::kExpire) closed[slot] = true;
-        if (out.back().kind == OpKind::kPartition &&
-            out.back().duration > options.session_timeout) {
-          closed[slot] = true;  // expired by the partition
-        }
+        add(fault(frng, model, slot, options));
         continue;
       }
     }
@@ -117,33 +234,31 @@ Sequence generate(uint64_t seed, size_t ops, const GenerateOptions& options) {
     op.slot = static_cast<int>(rng.below(kSlots));
     if (closed[op.slot] && rng.chance(2, 3)) {
       op.kind = OpKind::kReopen;
-      closed[op.slot] = false;
-      out.push_back(op);
+      add(op);
       continue;
     }
     const uint64_t r = rng.below(100);
     if (r < 55) {
-      op = mutation(rng, op.slot, r);
+      op = mutation(rng, model, op.slot, r);
     } else if (r < 65) {
       op.kind = OpKind::kGetData;
-      op.path = pick_path(rng);
+      op.path = model.pick_existing(rng);
       op.watch = rng.chance(1, 2);
     } else if (r < 77) {
       op.kind = OpKind::kExists;
-      op.path = pick_path(rng);
+      op.path = model.pick_existing(rng);
       op.watch = rng.chance(1, 2);
     } else if (r < 91) {
       op.kind = OpKind::kGetChildren;
-      op.path = rng.chance(1, 2) ? "/d" : pick_path(rng);
+      op.path = rng.chance(1, 2) ? "/d" : model.pick_existing(rng);
       op.watch = rng.chance(1, 2);
     } else if (r < 96) {
       op.kind = OpKind::kSync;
-      op.path = pick_path(rng);
+      op.path = model.pick_existing(rng);
     } else {
       op.kind = OpKind::kClose;
-      closed[op.slot] = true;
     }
-    out.push_back(op);
+    add(op);
   }
   return out;
 }
