@@ -280,16 +280,15 @@ Started start_cluster(int servers) {
   return Started{std::move(started.cluster), started.error};
 }
 
-uint64_t root_serial = 0;  // distinct roots for the shrinker's many runs on one server
-
 // Shrinks a mismatching sequence and saves it as a case; returns the saved path ("" and a
 // reason in *why when it could not).
 std::string shrink_and_save(real::Cluster& cluster, const Options& options, uint64_t seed,
                             const Sequence& seq, size_t first_bad, size_t* shrunk_to,
                             std::string* why) {
   std::string setup_error;
+  uint64_t runs = 0;  // a fresh root for each of the shrinker's runs on the one server
   auto differs = [&](const Sequence& candidate) {
-    const std::string root = "/lss" + std::to_string(seed) + "-" + std::to_string(++root_serial);
+    const std::string root = "/lss" + std::to_string(seed) + "-" + std::to_string(++runs);
     const RunResult sim = run_on_sim(candidate, root, seed, options.servers);
     const RunResult real = run_on_real(cluster, candidate, root, seed, &setup_error);
     Report scratch;
@@ -315,7 +314,7 @@ std::string shrink_and_save(real::Cluster& cluster, const Options& options, uint
       "a mismatch between the simulator and the real server: fix the simulator, or name the "
       "difference as a server freedom in fidelity/compare.h";
   c.operations = r.sequence;
-  const std::string root = "/lsr" + std::to_string(seed) + "-" + std::to_string(++root_serial);
+  const std::string root = "/lsr" + std::to_string(seed) + "-" + std::to_string(++runs);
   const RunResult real = run_on_real(cluster, c.operations, root, seed, &setup_error);
   if (!real.completed || !setup_error.empty()) {
     *why = "the shrunk sequence did not complete on the real server " + setup_error;
@@ -415,7 +414,8 @@ RecordResult record_case(const Options& options, const std::string& name, const 
 
 CaseRun run_case(const Case& c, real::Cluster* cluster, uint64_t seed) {
   CaseRun out;
-  const std::string root = "/lsc-" + c.name + "-" + std::to_string(++root_serial);
+  // One run per case and server: the case's name makes the root fresh.
+  const std::string root = "/lsc-" + c.name;
   out.sim = check_case(c, run_on_sim(c.operations, root, seed, c.servers), root);
   if (cluster != nullptr) {
     std::string setup_error;

@@ -87,7 +87,8 @@ struct RecordResult {
 RecordResult record_case(const Options& options, const std::string& name, const std::string& note);
 
 // A saved case run on the simulator (always) and on a real server (when given), each against
-// the case's recorded answers (cases.h check_case).
+// the case's recorded answers (cases.h check_case). Its root is /lsc-<name>: run a case at most
+// once per server.
 struct CaseRun {
   std::vector<std::string> sim;
   std::vector<std::string> real;
