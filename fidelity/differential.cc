@@ -51,15 +51,15 @@ class SimDriver final : public Driver {
   void partition(int slot, bool on, zk::Duration duration) override {
     if (on) inject(sim::FaultKind::kPartition, slot, duration);
   }
-  zk::Duration restart(int server, zk::Duration down) override {
+  void restart_begin(int server, zk::Duration down) override {
     sim::Fault f;
     f.kind = sim::FaultKind::kServerRestart;
     f.at = world_.now();
     f.server = static_cast<uint32_t>(server);
     f.duration = down;
     world_.inject(f);
-    return down;
   }
+  void restart_end(int) override {}
 
  private:
   static sim::WorldOptions options(uint64_t seed, int servers) {
@@ -167,12 +167,12 @@ class RealDriver final : public Driver {
                                proxies_[slot].get());
   }
   void partition(int slot, bool on, zk::Duration) override { proxies_[slot]->set_blackhole(on); }
-  zk::Duration restart(int server, zk::Duration) override {
-    const int id = order_[static_cast<size_t>(server - 1)];
-    cluster_.stop(id);
-    const std::string error = cluster_.restart(id);
+  void restart_begin(int server, zk::Duration) override {
+    cluster_.stop(order_[static_cast<size_t>(server - 1)]);
+  }
+  void restart_end(int server) override {
+    const std::string error = cluster_.restart(order_[static_cast<size_t>(server - 1)]);
     if (!error.empty()) restart_error_ = error;
-    return zk::Duration{};
   }
   const std::string& restart_error() const { return restart_error_; }
 

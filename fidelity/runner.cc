@@ -12,10 +12,6 @@ constexpr zk::Duration kReconnectLimit = zk::seconds(10);
 constexpr zk::Duration kPoll = zk::milliseconds(5);
 constexpr zk::Duration kQuiesce = zk::milliseconds(1);
 constexpr zk::Duration kRunLimit = zk::seconds(600);
-// The simulator's server down time in a restart (the real one takes as long as its JVM needs
-// to start again, 1-3 s here): both are shorter than nothing that matters, since no session
-// expires while its server is down and the timers restart with it.
-constexpr zk::Duration kRestartDown = zk::seconds(1);
 
 using EventLog = std::vector<RawEvent>;
 
@@ -129,12 +125,15 @@ zk::Task<RawOutcome> issue_fault(State& st, const Op& op) {
         affected[slot] = server_of(st, slot) == op.server &&
                          d.session(slot).state() == zk::SessionState::kConnected;
       }
-      const zk::Duration wait = d.restart(op.server, kRestartDown);
-      if (wait.us > 0) (void)co_await s.context().sleep_for(wait);
-      for (int slot = 0; slot < kSlots; ++slot) {
+      d.restart_begin(op.server, op.duration);
+      (void)co_await s.context().sleep_for(op.duration);
+      d.restart_end(op.server);
+      int shown = 0;  // the state reported: the first slot the restarted server serves
+      for (int slot = kSlots - 1; slot >= 0; --slot) {
         if (affected[slot]) co_await await_reconnect(st, slot, counts[slot]);
+        if (server_of(st, slot) == op.server) shown = slot;
       }
-      out.state = s.state();
+      out.state = d.session(shown).state();
       co_return out;
     }
     default: break;

@@ -53,10 +53,11 @@ class Driver {
   // on = true: the slot can no longer reach its server, for `duration`; the simulator heals it
   // by itself then, the real proxy when partition(slot, false, ...) is called.
   virtual void partition(int slot, bool on, zk::Duration duration) = 0;
-  // Restarts server `server` (1-based, simulator numbering). Returns how long the runner must
-  // still wait for the server to be back (the simulator's down time; 0 for the real server,
-  // whose restart has completed when this returns).
-  virtual zk::Duration restart(int server, zk::Duration down) = 0;
+  // Server `server` (1-based, simulator numbering) goes down; restart_end(server), called
+  // `down` later, starts it again. The simulator's server is back `down` after it went down;
+  // the real one when restart_end returns (its JVM takes another 1-3 s to start).
+  virtual void restart_begin(int server, zk::Duration down) = 0;
+  virtual void restart_end(int server) = 0;
 };
 
 // One delivered event, as the client saw it: a watch's event, or a session state change from

@@ -186,14 +186,32 @@ Op fault(zk::Prng& rng, const Model& model, int slot, const GenerateOptions& o) 
                               : o.session_timeout * 2;
   } else {
     op.kind = OpKind::kRestart;
-    // Standalone: the server. Ensemble: a follower (server 2 serves slot 1, server 3 no one);
-    // a leader restart is an election, whose timing the comparison does not model.
+    op.slot = 0;  // a restart belongs to no slot (its text names none)
+    // Standalone: the server, for 1 s or twice the timeout; no session expires while it is
+    // down, however long (the timers restart with it). Ensemble: a
+    // follower (a leader restart is an election, whose timing the comparison does not model).
+    // Server 3 serves no one. Server 2 serves slot 1, whose session the leader expires unless
+    // it reconnects within the timeout: a real server takes 1-3 s to start again, too close to
+    // the timeout to compare, so server 2 stays down twice the timeout and the session expires.
     op.server = o.servers == 1 ? 1 : 2 + static_cast<int>(rng.below(2));
+    const bool long_outage = o.servers == 1 ? rng.chance(1, 2) : op.server == 2;
+    op.duration = long_outage ? o.session_timeout * 2 : zk::seconds(1);
   }
   return op;
 }
 
 }  // namespace
+
+int ends_session(const Op& op, int servers, zk::Duration session_timeout) {
+  if (op.kind == OpKind::kClose || op.kind == OpKind::kExpire) return op.slot;
+  if (op.kind == OpKind::kPartition && op.duration > session_timeout) return op.slot;
+  // On an ensemble slot i talks to server i + 1 only; the leader (1) is never restarted.
+  if (op.kind == OpKind::kRestart && servers > 1 && op.server >= 2 && op.server - 1 < kSlots &&
+      op.duration > session_timeout) {
+    return op.server - 1;
+  }
+  return -1;
+}
 
 Sequence generate(uint64_t seed, size_t ops, const GenerateOptions& options) {
   zk::Prng rng = zk::Prng(seed).split("fidelity-sequence");
@@ -204,10 +222,10 @@ Sequence generate(uint64_t seed, size_t ops, const GenerateOptions& options) {
   Model model;
   auto add = [&](const Op& op) {
     model.apply(op, closed);
-    if (op.kind == OpKind::kClose || op.kind == OpKind::kExpire ||
-        (op.kind == OpKind::kPartition && op.duration > options.session_timeout)) {
-      closed[op.slot] = true;
-      model.end(op.slot);
+    const int ended = ends_session(op, options.servers, options.session_timeout);
+    if (ended >= 0) {
+      closed[ended] = true;
+      model.end(ended);
     }
     if (op.kind == OpKind::kReopen) closed[op.slot] = false;
     out.push_back(op);
@@ -287,7 +305,8 @@ std::string to_string(const Op& op) {
     case OpKind::kCut: return s + "cut";
     case OpKind::kExpire: return s + "expire";
     case OpKind::kPartition: return s + "partition " + zk::to_string(op.duration);
-    case OpKind::kRestart: return "restart server " + std::to_string(op.server);
+    case OpKind::kRestart:
+      return "restart server " + std::to_string(op.server) + " for " + zk::to_string(op.duration);
   }
   return s + "?";
 }
@@ -355,10 +374,15 @@ bool parse_op(const std::string& text, Op* out, std::string* error) {
   if (t.empty()) return fail("empty operation");
   Op op;
   if (t[0] == "restart") {
-    if (t.size() != 3 || t[1] != "server") return fail("expected \"restart server N\"");
+    if (t.size() != 5 || t[1] != "server" || t[3] != "for") {
+      return fail("expected \"restart server N for DURATION\"");
+    }
     if (t[2].size() != 1 || t[2][0] < '1' || t[2][0] > '3') return fail("a server is 1, 2 or 3");
     op.kind = OpKind::kRestart;
     op.server = t[2][0] - '0';
+    if (!parse_duration(t[4], &op.duration) || op.duration.us <= 0) {
+      return fail("expected a duration (1s, 500ms)");
+    }
     *out = op;
     return true;
   }
@@ -451,17 +475,15 @@ bool valid(const Sequence& seq, int servers, zk::Duration session_timeout, std::
     if (op.kind == OpKind::kRestart) {
       if (op.server < 1 || op.server > servers) return fail("no such server");
       if (servers > 1 && op.server == 1) return fail("a leader restart is not modelled");
-      continue;
+    } else {
+      if (fault && ended[op.slot]) return fail("a fault on a slot whose session ended");
+      if (op.kind == OpKind::kReopen) {
+        if (!ended[op.slot]) return fail("a reopen of a live session");
+        ended[op.slot] = false;
+      }
     }
-    if (fault && ended[op.slot]) return fail("a fault on a slot whose session ended");
-    if (op.kind == OpKind::kReopen) {
-      if (!ended[op.slot]) return fail("a reopen of a live session");
-      ended[op.slot] = false;
-    }
-    if (op.kind == OpKind::kClose || op.kind == OpKind::kExpire ||
-        (op.kind == OpKind::kPartition && op.duration > session_timeout)) {
-      ended[op.slot] = true;
-    }
+    const int ends = ends_session(op, servers, session_timeout);
+    if (ends >= 0) ended[ends] = true;
   }
   return true;
 }

@@ -43,7 +43,7 @@ enum class OpKind : uint8_t {
   kCut,        // the slot's connection is cut; the session survives (reconnect)
   kExpire,     // the server expires the slot's session now; it learns at its reconnect
   kPartition,  // the slot cannot reach its server for `duration`, then heals
-  kRestart,    // server `server` goes down and restarts (its data and sessions persist)
+  kRestart,    // server `server` goes down for `duration` and restarts (data and sessions persist)
 };
 
 // A mutation's message lost on the way (OpKind kCreate, kDelete, kSetData only).
@@ -62,7 +62,7 @@ struct Op {
   zk::Version version = zk::kAnyVersion;              // delete, set_data
   bool watch = false;                                 // get_data, exists, get_children
   Lose lose = Lose::kNone;                            // create, delete, set_data
-  zk::Duration duration{};                            // partition
+  zk::Duration duration{};                            // partition, restart
   int server = 1;  // restart: 1-based, in the simulator's numbering (1 leads an ensemble)
 };
 
@@ -81,8 +81,12 @@ struct GenerateOptions {
 Sequence generate(uint64_t seed, size_t ops, const GenerateOptions& options = {});
 
 // "s1 create /d/a 'x' ephemeral", "s0 delete $last v=0 !lost-reply", "s1 exists /d watch",
-// "s0 partition 300ms", "restart server 1", ...
+// "s0 partition 300ms", "restart server 1 for 1s", ...
 std::string to_string(const Op& op);
+
+// The slot whose session `op` ends (close, expire, a partition longer than the timeout, on an
+// ensemble a restart of the slot's server longer than the timeout), or -1.
+int ends_session(const Op& op, int servers, zk::Duration session_timeout);
 
 // The inverse of to_string (a saved conformance case holds its operations as these lines).
 // On failure returns false and says why in *error.

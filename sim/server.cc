@@ -33,6 +33,8 @@ const char* txn_name(TxnType t) {
 
 bool World::Impl::serving(const Server& s) const { return s.up && servers_[0]->up; }
 
+bool World::Impl::sessions_frozen() const { return !servers_[0]->up; }
+
 std::vector<uint32_t> World::Impl::eligible_servers(zk::Zxid last_seen, uint32_t only) const {
   std::vector<uint32_t> out;
   for (const auto& s : servers_) {
@@ -415,7 +417,7 @@ void World::Impl::update_heard_of_client(uint32_t client) {
 //   - the lazy heartbeat model is consistent: a session is marked heard exactly when its client
 //     is connected to it, running and reachable;
 //   - a session nobody hears is expired by the server no later than its last heartbeat plus the
-//     timeout plus one tick (while every server is up: a restart defers expiry);
+//     timeout plus one tick (while the leader is up: its restart defers expiry);
 //   - every ephemeral node on the leader belongs to a live session.
 void World::Impl::check_sessions() {
   for (const auto& [id, rec] : sessions_) {
@@ -423,9 +425,9 @@ void World::Impl::check_sessions() {
                         "session " + hex(id) + " of c" + std::to_string(rec.client) +
                             (rec.heard ? " is marked heard but its client cannot reach it"
                                        : " is marked unheard but its client is connected"));
-    // Expiry is timed: it cannot be due while a server is down (restarts defer it) or once a
-    // search strategy ended the run and dropped the pending expiry events.
-    if (rec.heard || servers_down_ > 0 || sched_.stopped_by_strategy()) continue;
+    // Expiry is timed: it cannot be due while the leader is down (its restart defers it) or
+    // once a search strategy ended the run and dropped the pending expiry events.
+    if (rec.heard || sessions_frozen() || sched_.stopped_by_strategy()) continue;
     LOCKSTEP_ASSERT_MSG(rec.expires_at != Time{}, "session " + hex(id) + " of c" +
                                                       std::to_string(rec.client) +
                                                       " is unheard and no expiry is armed for it");
@@ -441,7 +443,7 @@ void World::Impl::check_sessions() {
 }
 
 void World::Impl::expire_event(const Event& e) {
-  if (servers_down_ > 0) return;  // re-armed when the server is back
+  if (sessions_frozen()) return;  // re-armed when the leader is back
   expire(zk::SessionId{e.a}, "timeout");
 }
 
@@ -464,7 +466,6 @@ void World::Impl::server_restart_begin(uint32_t server_id) {
   Server& s = server(server_id);
   if (s.down_depth++ > 0) return;  // already down: it comes back when the last outage ends
   s.up = false;
-  ++servers_down_;
   for (auto& c : conns_) {
     if (c != nullptr && c->server_open && !serving(server(c->server))) {
       server_close(*c, true, "server down");
@@ -477,8 +478,11 @@ void World::Impl::server_restart_end(uint32_t server_id) {
   LOCKSTEP_ASSERT(s.down_depth > 0 && !s.up);
   if (--s.down_depth > 0) return;
   s.up = true;
-  --servers_down_;
-  if (server_id != 1) apply_follower(server_id, zxid_);
+  if (server_id != 1) {
+    // A follower's outage stopped no session timer (they run on the leader).
+    apply_follower(server_id, zxid_);
+    return;
+  }
   for (auto& [id, rec] : sessions_) {
     if (rec.heard) continue;
     ++rec.token;
