@@ -79,7 +79,6 @@ struct TaskContext {
   Executor* executor = nullptr;
   bool cancel_pending = false;          // cancel() arrived while not suspended
   Cancellable* suspended_on = nullptr;  // the cancellable await the task sits in, if any
-  Zxid woken_by;  // the transaction whose watch event last woke this task (herd)
 
   // Delivers one cancellation (see the header comment).
   void cancel() {
@@ -97,67 +96,10 @@ struct TaskContext {
 
 namespace detail {
 
-// Coroutine frames come from a per-thread free list per 64-byte size class (recipes start a few
-// tasks per request; most frames are too large for malloc's own per-thread cache). Memory only:
-// which block a frame gets never changes what runs. Under AddressSanitizer frames go straight to
-// the heap, so that a use after free is still caught. The lists are plain thread-local data;
-// a cleanup object empties them when the thread ends, after which frames that are still
-// destroyed later (by static objects) go straight back to the heap.
-struct FramePool {
-  static constexpr size_t kGranule = 64;
-  static constexpr size_t kClasses = 64;       // frames up to 4 KiB are pooled
-  static constexpr size_t kKeepPerClass = 64;  // a bound on what a class keeps
-  void* free[kClasses];
-  size_t kept[kClasses];
-  bool closed;
-
-  static FramePool& local() {
-    static thread_local constinit FramePool pool{};  // trivially destructible
-    return pool;
-  }
-  void drain() {
-    for (void*& head : free) {
-      while (head != nullptr) {
-        void* next = *static_cast<void**>(head);
-        ::operator delete(head);
-        head = next;
-      }
-    }
-  }
-  struct Cleanup {
-    ~Cleanup() {
-      local().drain();
-      local().closed = true;
-    }
-  };
-  static void* allocate(size_t n) {
-    static thread_local Cleanup cleanup;  // registered with the thread's first frame
-    (void)cleanup;
-    FramePool& p = local();
-    const size_t c = (n + kGranule - 1) / kGranule;
-    if (c >= kClasses || p.closed) return ::operator new(n);
-    if (void* f = p.free[c]) {
-      p.free[c] = *static_cast<void**>(f);
-      --p.kept[c];
-      return f;
-    }
-    return ::operator new(c* kGranule);
-  }
-  static void release(void* f, size_t n) {
-    FramePool& p = local();
-    const size_t c = (n + kGranule - 1) / kGranule;
-    if (c >= kClasses || p.closed || p.kept[c] >= kKeepPerClass) return ::operator delete(f);
-    *static_cast<void**>(f) = p.free[c];
-    p.free[c] = f;
-    ++p.kept[c];
-  }
-};
-
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kPoolFrames = false;
-#else
-inline constexpr bool kPoolFrames = true;
-#endif
+// Coroutine frames come from a per-thread pool of reused blocks (zk/task.cc). Memory only: which
+// block a frame gets never changes what runs.
+void* allocate_frame(size_t n);
+void release_frame(void* frame, size_t n);
 
 [[noreturn]] inline void escaped_exception() {
   std::fputs("lockstep: an exception escaped a coroutine; recipes must return errors\n", stderr);
@@ -173,13 +115,8 @@ struct PromiseBase {
   std::suspend_always initial_suspend() noexcept { return {}; }
   void unhandled_exception() noexcept { escaped_exception(); }
 
-  static void* operator new(size_t n) {
-    return kPoolFrames ? FramePool::allocate(n) : ::operator new(n);
-  }
-  static void operator delete(void* f, size_t n) {
-    if (kPoolFrames) return FramePool::release(f, n);
-    ::operator delete(f);
-  }
+  static void* operator new(size_t n) { return allocate_frame(n); }
+  static void operator delete(void* f, size_t n) { release_frame(f, n); }
 
   struct FinalAwaiter {
     bool await_ready() noexcept { return false; }
@@ -282,19 +219,5 @@ inline Task<void> TaskPromise<void>::get_return_object() noexcept {
   return Task<void>(std::coroutine_handle<TaskPromise<void>>::from_promise(*this));
 }
 }  // namespace detail
-
-// Awaitable that yields the current task's context (for primitives that need it before they
-// suspend). `TaskContext* ctx = co_await current_task();`
-struct CurrentTask {
-  TaskContext* ctx = nullptr;
-  bool await_ready() const noexcept { return false; }
-  template <class P>
-  bool await_suspend(std::coroutine_handle<P> h) noexcept {
-    ctx = h.promise().ctx;
-    return false;
-  }
-  TaskContext* await_resume() const noexcept { return ctx; }
-};
-inline CurrentTask current_task() { return {}; }
 
 }  // namespace zk

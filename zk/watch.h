@@ -103,7 +103,6 @@ class Watch {
     s_->session_events.push_back(WatchEvent{EventType::kSession, state, s_->path, Zxid{}});
     s_->resume_waiter();
   }
-  bool same_as(const Watch& o) const { return s_ == o.s_; }
 
  private:
   std::shared_ptr<detail::WatchState> s_;
