@@ -163,13 +163,6 @@ std::unique_ptr<sim::Strategy> make_pct_strategy(const PctOptions& options) {
   return std::make_unique<PctStrategy>(options);
 }
 
-std::vector<sim::Decision> decisions_of(const std::vector<ChoicePoint>& points) {
-  std::vector<sim::Decision> out;
-  out.reserve(points.size());
-  for (const ChoicePoint& p : points) out.push_back(sim::Decision{p.kind, p.n, p.chosen});
-  return out;
-}
-
 Schedule schedule_of(const std::vector<sim::Decision>& decisions) {
   Schedule out;
   for (size_t i = 0; i < decisions.size(); ++i) {

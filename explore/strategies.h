@@ -141,8 +141,6 @@ class Borrowed final : public sim::Strategy {
   sim::Strategy* inner_;
 };
 
-// The decision list a run with `points` recorded (for replay and traces).
-std::vector<sim::Decision> decisions_of(const std::vector<ChoicePoint>& points);
 // The schedule whose run makes `decisions` (their non-zero answers).
 Schedule schedule_of(const std::vector<sim::Decision>& decisions);
 // Number of non-zero answers (preemptions, in the CHESS sense).

@@ -89,7 +89,6 @@ struct Proxy::Impl {
   std::string drop_path;
   int dropped = 0;
   int open = 0;
-  std::chrono::steady_clock::time_point last_request;
 
   std::vector<std::unique_ptr<Conn>> conns;  // proxy thread only
 
@@ -157,10 +156,6 @@ struct Proxy::Impl {
         return false;  // the reply is lost with the connection
       }
       if (forward) c.out[d].append(in, 0, total);
-      if (d == kUp) {
-        std::lock_guard<std::mutex> lock(mu);
-        last_request = std::chrono::steady_clock::now();
-      }
       in.erase(0, total);
     }
     return true;
@@ -331,11 +326,6 @@ void Proxy::drop_request_to(std::set<int32_t> types, std::string path_contains) 
 int Proxy::replies_dropped() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->dropped;
-}
-
-std::chrono::steady_clock::time_point Proxy::last_request_at() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->last_request;
 }
 
 int Proxy::connections() const {

@@ -23,7 +23,6 @@
 // called from any thread and return once the proxy thread has applied them.
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -64,10 +63,6 @@ class Proxy {
   int replies_dropped() const;
   // Connections currently open (pairs client <-> server).
   int connections() const;
-  // When the last whole frame from a client (a request or a ping) was forwarded to the server;
-  // the epoch of steady_clock before the first one. For measuring expiry after the last
-  // heartbeat.
-  std::chrono::steady_clock::time_point last_request_at() const;
 
  private:
   struct Impl;
