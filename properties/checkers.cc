@@ -24,10 +24,11 @@ std::string at_ref(const Event& e) {
   return "#" + std::to_string(e.index) + " " + format_time(e.at);
 }
 
-Verdict violation(Property p, std::string message, std::vector<uint64_t> events) {
-  std::sort(events.begin(), events.end());
-  events.erase(std::unique(events.begin(), events.end()), events.end());
-  return Verdict{p, false, std::move(message), std::move(events)};
+Verdict violation(Property p, std::string message, std::vector<uint64_t> history_indexes) {
+  std::sort(history_indexes.begin(), history_indexes.end());
+  history_indexes.erase(std::unique(history_indexes.begin(), history_indexes.end()),
+                        history_indexes.end());
+  return Verdict{p, false, std::move(message), std::move(history_indexes)};
 }
 
 // What one client believes, replayed from the history (see the header's definition).

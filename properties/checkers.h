@@ -44,8 +44,8 @@ bool parse_property(std::string_view name, Property* out);
 struct Verdict {
   Property property = Property::kMutualExclusion;
   bool ok = true;
-  std::string message;           // empty when ok; otherwise what happened, in one paragraph
-  std::vector<uint64_t> events;  // history indexes that prove the violation
+  std::string message;  // empty when ok; otherwise what happened, in one paragraph
+  std::vector<uint64_t> history_indexes;  // the events of the history that prove the violation
 
   static Verdict pass(Property p) { return Verdict{p, true, {}, {}}; }
 };

@@ -86,7 +86,7 @@ TEST(MutualExclusion, TurnsPassOverlapIsCaught) {
   const uint64_t g2 = bad.acquire(2, 2);
   const Verdict v = check_mutual_exclusion(bad.h, recipes::Kind::kMutex, 1);
   ASSERT_FALSE(v.ok);
-  EXPECT_EQ(v.events, (std::vector<uint64_t>{g1, g2}));
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{g1, g2}));
   EXPECT_NE(v.message.find("c2 was granted"), std::string::npos) << v.message;
 }
 
@@ -145,8 +145,10 @@ TEST(MutualExclusion, InformedModeCatchesBeliefAfterExpiryNotice) {
   const uint64_t g2 = bad.acquire(2, 2);
   const Verdict v = check_mutual_exclusion(bad.h, recipes::Kind::kMutex, 1, true);
   ASSERT_FALSE(v.ok);
-  EXPECT_TRUE(std::find(v.events.begin(), v.events.end(), told) != v.events.end());
-  EXPECT_TRUE(std::find(v.events.begin(), v.events.end(), g2) != v.events.end());
+  EXPECT_TRUE(std::find(v.history_indexes.begin(), v.history_indexes.end(), told) !=
+              v.history_indexes.end());
+  EXPECT_TRUE(std::find(v.history_indexes.begin(), v.history_indexes.end(), g2) !=
+              v.history_indexes.end());
 }
 
 // A semaphore with two leases allows two holders and catches the third.
@@ -158,7 +160,7 @@ TEST(MutualExclusion, SemaphoreAllowsMaxLeases) {
   ok.acquire(3, 3);
   const Verdict v = check_mutual_exclusion(ok.h, recipes::Kind::kSemaphore, 2);
   ASSERT_FALSE(v.ok);
-  EXPECT_EQ(v.events.size(), 3u);
+  EXPECT_EQ(v.history_indexes.size(), 3u);
 }
 
 // A re-entrant acquire by the holder is not an overlap, and the belief survives the inner
@@ -189,7 +191,7 @@ TEST(FencedSafety, RejectionPassesLowerAcceptedOrSharedTokenFails) {
   const uint64_t low = lower.resource(1, Op::kLeave, 5, true);
   const Verdict v = check_fenced_safety(lower.h);
   ASSERT_FALSE(v.ok);
-  EXPECT_EQ(v.events, (std::vector<uint64_t>{high, low}));
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{high, low}));
 
   Builder shared;
   shared.resource(1, Op::kEnter, 5, true);
@@ -212,7 +214,7 @@ TEST(Fifo, QueueOrderPassesJumpFails) {
   const uint64_t early = bad.acquire(1, 3);
   const Verdict v = check_fifo(bad.h);
   ASSERT_FALSE(v.ok);
-  EXPECT_EQ(v.events, (std::vector<uint64_t>{late, early}));
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{late, early}));
 }
 
 // Readers granted out of order among themselves are fine; a reader passing an earlier writer
@@ -250,7 +252,7 @@ TEST(Liveness, FinishedPassesBlockedWaiterIsNamed) {
   tree.nodes.push_back({"/l/lock-0000000002", zk::SessionId{0x102}, true, zk::Zxid{4}});
   const Verdict v = check_liveness(bad.h, {zk::Time{}, zk::seconds(1)}, tree);
   ASSERT_FALSE(v.ok);
-  EXPECT_EQ(v.events, (std::vector<uint64_t>{inv}));
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{inv}));
   EXPECT_NE(v.message.find("c2 is blocked in acquire"), std::string::npos) << v.message;
   EXPECT_NE(v.message.find("waits behind /l/lock-0000000001 owned by session 0x101 (c1)"),
             std::string::npos)
@@ -295,8 +297,8 @@ TEST(Liveness, WaiterAsleepWhileLockIsFreeIsLostWakeup) {
   late.info(2, Op::kDone);
   const Verdict v = check_liveness(late.h, o, tree);
   ASSERT_FALSE(v.ok);
-  ASSERT_FALSE(v.events.empty());
-  EXPECT_EQ(v.events.front(), inv);
+  ASSERT_FALSE(v.history_indexes.empty());
+  EXPECT_EQ(v.history_indexes.front(), inv);
   EXPECT_NE(v.message.find("lost wake-up"), std::string::npos) << v.message;
 }
 
@@ -333,8 +335,8 @@ TEST(Liveness, WaiterBehindAServedQueueIsNotALostWakeupButAPassedOverOneIs) {
   for (uint32_t c = 1; c <= 5; ++c) passed.info(c, Op::kDone);
   const Verdict v = check_liveness(passed.h, o, tree);
   ASSERT_FALSE(v.ok);
-  ASSERT_FALSE(v.events.empty());
-  EXPECT_EQ(v.events.front(), inv);
+  ASSERT_FALSE(v.history_indexes.empty());
+  EXPECT_EQ(v.history_indexes.front(), inv);
   EXPECT_NE(v.message.find("lost wake-up"), std::string::npos) << v.message;
 }
 
@@ -428,7 +430,7 @@ TEST(TimeoutCleanup, ProbeMustBeEmpty) {
   const uint64_t probe = left.info(1, Op::kProbe, "/l/lock-0000000004");
   const Verdict v = check_timeout_cleanup(left.h);
   ASSERT_FALSE(v.ok);
-  EXPECT_EQ(v.events, (std::vector<uint64_t>{failed, probe}));
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{failed, probe}));
 
   Builder offline;
   offline.add(1, Type::kInvoke, Op::kAcquire);

@@ -87,13 +87,15 @@ std::string report(const recipes::RecipeInfo& recipe, const SeedOutcome& o) {
   const Verdict* bad = o.first_violation();
   if (bad == nullptr) return out;
   out += "\n" + std::string(to_string(bad->property)) + " violated: " + bad->message + "\n";
-  if (!bad->events.empty()) {
+  if (!bad->history_indexes.empty()) {
     // The named events, with the events of the same clients around them.
-    const uint64_t first = bad->events.front() >= 8 ? bad->events.front() - 8 : 0;
-    const uint64_t last = std::min<uint64_t>(bad->events.back() + 4, o.run.history.size() - 1);
+    const uint64_t first = bad->history_indexes.front() >= 8 ? bad->history_indexes.front() - 8 : 0;
+    const uint64_t last =
+        std::min<uint64_t>(bad->history_indexes.back() + 4, o.run.history.size() - 1);
     out += "history #" + std::to_string(first) + "..#" + std::to_string(last) + ":\n";
     for (uint64_t i = first; i <= last; ++i) {
-      const bool named = std::find(bad->events.begin(), bad->events.end(), i) != bad->events.end();
+      const bool named = std::find(bad->history_indexes.begin(), bad->history_indexes.end(), i) !=
+                         bad->history_indexes.end();
       out += (named ? "  >> " : "     ") + describe(o.run.history[i]) + "\n";
     }
   }

@@ -75,7 +75,7 @@ TEST(Browser, ChromiumRendersLanesAndTheViolation) {
   EXPECT_GE(count(dom, "<tr id=\"row-h"), t.history.size());
   EXPECT_EQ(count(dom, "<tr id=\"row-") - count(dom, "<tr id=\"row-h"),
             count(dom, "<tr id=\"row-s"));
-  EXPECT_GE(count(dom, "class=\"violation\""), t.violation()->events.size());
+  EXPECT_GE(count(dom, "class=\"violation\""), t.violation()->history_indexes.size());
 }
 
 }  // namespace

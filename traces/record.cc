@@ -39,10 +39,10 @@ bool same_log_event(const sim::LoggedEvent& a, const sim::LoggedEvent& b) {
 std::string verdict_line(const Verdict* v) {
   if (v == nullptr) return "every property held";
   std::string out = std::string(properties::to_string(v->property)) + " VIOLATED: " + v->message;
-  if (!v->events.empty()) {
+  if (!v->history_indexes.empty()) {
     out += " (history events";
-    for (size_t i = 0; i < v->events.size(); ++i) {
-      out += (i == 0 ? " #" : ", #") + std::to_string(v->events[i]);
+    for (size_t i = 0; i < v->history_indexes.size(); ++i) {
+      out += (i == 0 ? " #" : ", #") + std::to_string(v->history_indexes[i]);
     }
     out += ")";
   }
@@ -153,9 +153,10 @@ std::optional<Divergence> first_divergence(const Trace& rec, const Trace& now) {
   }
   const Verdict* rv = rec.violation();
   const Verdict* nv = now.violation();
-  const bool same_verdict = (rv == nullptr && nv == nullptr) ||
-                            (rv != nullptr && nv != nullptr && rv->property == nv->property &&
-                             rv->message == nv->message && rv->events == nv->events);
+  const bool same_verdict =
+      (rv == nullptr && nv == nullptr) ||
+      (rv != nullptr && nv != nullptr && rv->property == nv->property &&
+       rv->message == nv->message && rv->history_indexes == nv->history_indexes);
   if (!same_verdict) return diverge("verdict", 0, verdict_line(rv), verdict_line(nv));
   return std::nullopt;
 }

@@ -212,7 +212,7 @@ Timeline build_timeline(const Trace& t) {
 
   std::vector<bool> proof(t.history.size(), false);
   if (const properties::Verdict* v = t.violation()) {
-    for (uint64_t i : v->events) {
+    for (uint64_t i : v->history_indexes) {
       if (i < proof.size()) proof[i] = true;
     }
   }

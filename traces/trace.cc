@@ -115,7 +115,7 @@ Json verdict_to_json(const Verdict& v) {
   j["property"] = property_name(v.property);
   j["ok"] = v.ok;
   j["message"] = v.message;
-  j["events"] = v.events;
+  j["events"] = v.history_indexes;
   return j;
 }
 
@@ -381,7 +381,7 @@ Verdict verdict_from_json(const Node& j, uint64_t history_size) {
                           std::to_string(i) + " and the history has " +
                           std::to_string(history_size));
     }
-    v.events.push_back(i);
+    v.history_indexes.push_back(i);
   }
   return v;
 }

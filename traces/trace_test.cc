@@ -179,7 +179,7 @@ TEST(TraceFormat, HistoryVerdictDecisionAndLogRoundTrip) {
   EXPECT_EQ(b.text, e.text);
   ASSERT_NE(back.violation(), nullptr);
   EXPECT_EQ(back.violation()->property, properties::Property::kFifo);
-  EXPECT_EQ(back.violation()->events, std::vector<uint64_t>{0});
+  EXPECT_EQ(back.violation()->history_indexes, std::vector<uint64_t>{0});
   EXPECT_EQ(back.decisions, t.decisions);
   ASSERT_EQ(back.events.size(), 1u);
   EXPECT_EQ(event_line(back.events[0]), "t=0.000005 c2 send create /x");
