@@ -75,10 +75,9 @@ std::vector<sim::FaultKind> menu(Faults kinds) {
   if (kinds == Faults::kSession) return m;
   m.insert(m.end(), {K::kPartition, K::kDelay, K::kAbandonSession, K::kServerRestart,
                      K::kLaggingFollower, K::kForeignChild, K::kCancel});
-  // Not kCloseSession: the loop reopens the session at once, and the simulator then sends
-  // the new session's first request on the old, closing connection, where it never completes
-  // (Client::reopen() keeps the old connection and its pending close; reported, not worked
-  // around here). Closing is covered by the registry recipes' scripted tests instead.
+  // Not kCloseSession: this loop reopens only after an expiry or a release. Closing (and a
+  // reopen right after) is covered by the registry recipes' scripted tests, by
+  // FaultTest.CloseWithRequestInFlightThenReopen (sim/) and by `lockstep check` (fault `close`).
   return m;
 }
 
