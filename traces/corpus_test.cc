@@ -41,8 +41,7 @@ class CorpusTrace : public ::testing::TestWithParam<std::string> {};
 TEST_P(CorpusTrace, ReplaysExactlyWithItsVerdict) {
   const std::string path = kCorpusDir + "/" + GetParam();
   const testing::CommandResult r = testing::run_command(replay_main, "replay", {path});
-  EXPECT_EQ(r.code, kExitOk) << r.out << r.err
-                             << "\nregenerate with: lockstep_traces_tool corpus --dir "
+  EXPECT_EQ(r.code, kExitOk) << r.out << r.err << "\nregenerate with: ./lockstep corpus --dir "
                              << kCorpusDir;
   LoadError e;
   std::optional<Trace> t = load_trace(path, &e);
@@ -69,8 +68,7 @@ TEST(Corpus, EveryBrokenVariantHasATraceThatCatchesIt) {
     LoadError e;
     std::optional<Trace> t = load_trace(path, &e);
     ASSERT_TRUE(t.has_value()) << r.name << ": " << e.message
-                               << "\nregenerate with: lockstep_traces_tool corpus --dir "
-                               << kCorpusDir;
+                               << "\nregenerate with: ./lockstep corpus --dir " << kCorpusDir;
     EXPECT_EQ(t->recipe, r.name);
     const std::optional<properties::Property> must = properties::claims_for(r).must_violate;
     bool caught = false;
@@ -142,8 +140,7 @@ TEST_P(TriagedTrace, ReplaysExactlyAndPasses) {
   const TriagedSeed& s = GetParam();
   EXPECT_EQ(triaged_trace_problem(kTriagedPath + "/" + triaged_trace_name(s), s), "")
       << s.recipe << " seed " << s.seed << " (" << s.cause
-      << ")\nre-record with: lockstep_traces_tool corpus --dir " << kCorpusDir << " --recipe "
-      << s.recipe;
+      << ")\nre-record with: ./lockstep corpus --dir " << kCorpusDir << " --recipe " << s.recipe;
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, TriagedTrace, ::testing::ValuesIn(manifest_rows()),
@@ -158,7 +155,7 @@ TEST(Corpus, TriagedManifestAndTraceFilesAgree) {
   ASSERT_TRUE(rows.has_value()) << why;
   EXPECT_GE(rows->size(), 14u);
   EXPECT_EQ(manifest_mismatches(*rows, kTriagedPath), std::vector<std::string>{})
-      << "re-record with: lockstep_traces_tool corpus --dir " << kCorpusDir;
+      << "re-record with: ./lockstep corpus --dir " << kCorpusDir;
 }
 
 // The agreement check bites: a listed seed without a file and a file without a line are named.
