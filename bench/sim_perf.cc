@@ -1,4 +1,4 @@
-// A local speed check of the simulator (not a test, not the official benchmark): 16 clients run
+// A local speed check of the simulator (not a test, not lockstep_bench): 16 clients run
 // the fair-lock-like loop with text logging off. It prints the simulated request count; time
 // the process from the shell (`time sim_perf 2000`), since sim/ reads no clock.
 #include <cstdio>
