@@ -81,6 +81,11 @@ int run_conformance(const Command& self, const Args& args) {
   o.cases_dir = args.has("no-save") ? "" : dir;
   if (args.has("record")) {
     const std::string name = args.get("record", "");
+    if (!fidelity::case_name_ok(name)) {
+      return usage_error(self,
+                         "--record NAME: a case name is 1-100 letters, digits, '-', '_' or "
+                         "'.' (it becomes the file NAME.json)");
+    }
     fidelity::RecordResult r = fidelity::record_case(o, name, args.get("note", ""));
     if (!r.server_error.empty()) {
       std::cerr << "lockstep conformance: could not start the ZooKeeper server: " << r.server_error

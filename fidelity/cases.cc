@@ -14,15 +14,15 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-bool name_ok(const std::string& name) {
+}  // namespace
+
+bool case_name_ok(const std::string& name) {
   if (name.empty() || name.size() > 100 || name[0] == '.') return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
            c == '_' || c == '.';
   });
 }
-
-}  // namespace
 
 std::string to_json(const Case& c) {
   // Field order fixed and one line per operation and per outcome, so that a case reads (and
@@ -78,7 +78,7 @@ bool parse_case(const std::string& text, Case* out, std::string* error) {
   }
   Case c;
   if (!str("name", &c.name) || !str("found", &c.found) || !str("note", &c.note)) return false;
-  if (!name_ok(c.name)) {
+  if (!case_name_ok(c.name)) {
     *error = "field \"name\" must be 1-100 letters, digits, '-', '_' or '.'";
     return false;
   }
@@ -149,7 +149,7 @@ bool parse_case(const std::string& text, Case* out, std::string* error) {
 }
 
 std::string save_case(const std::string& dir, const Case& c, std::string* error) {
-  if (!name_ok(c.name)) {
+  if (!case_name_ok(c.name)) {
     *error = "a case name must be 1-100 letters, digits, '-', '_' or '.'";
     return "";
   }
@@ -160,8 +160,23 @@ std::string save_case(const std::string& dir, const Case& c, std::string* error)
     return "";
   }
   const std::string path = (fs::path(dir) / (c.name + ".json")).string();
+  if (fs::exists(path, ec)) {
+    *error = path +
+             " exists: a saved case is not overwritten (choose another name, or delete "
+             "the file if it is no longer wanted)";
+    return "";
+  }
   if (!traces::write_file_atomically(path, to_json(c), error)) return "";
   return path;
+}
+
+std::string free_case_name(const std::string& dir, const std::string& stem) {
+  std::error_code ec;
+  std::string name = stem;
+  for (int n = 2; fs::exists(fs::path(dir) / (name + ".json"), ec); ++n) {
+    name = stem + "-" + std::to_string(n);
+  }
+  return name;
 }
 
 bool load_cases(const std::string& dir, std::vector<Case>* out, std::string* error) {

@@ -42,8 +42,13 @@ std::string to_json(const Case& c);
 // Parses a case; on failure returns false and *error names the field and the fix.
 bool parse_case(const std::string& text, Case* out, std::string* error);
 
+// Whether `name` can name a case (1-100 letters, digits, '-', '_' or '.', not starting with '.').
+bool case_name_ok(const std::string& name);
 // Writes `dir`/`name`.json atomically (creating `dir`); returns the path, or "" and *error.
+// An existing case is never overwritten (that is an error).
 std::string save_case(const std::string& dir, const Case& c, std::string* error);
+// `stem`, or `stem`-2, -3, ...: the first name no case in `dir` has yet.
+std::string free_case_name(const std::string& dir, const std::string& stem);
 // Every *.json under `dir`, sorted by file name. A file that does not parse is an error (with
 // its path), not skipped. A missing directory is an empty list.
 bool load_cases(const std::string& dir, std::vector<Case>* out, std::string* error);

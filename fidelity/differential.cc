@@ -301,8 +301,10 @@ std::string shrink_and_save(real::Cluster& cluster, const Options& options, uint
     return "";
   }
   Case c;
-  c.name = "mismatch-" + std::string(options.servers == 1 ? "standalone" : "ensemble") + "-seed" +
-           std::to_string(seed);
+  c.name =
+      free_case_name(options.cases_dir,
+                     "mismatch-" + std::string(options.servers == 1 ? "standalone" : "ensemble") +
+                         "-seed" + std::to_string(seed));
   c.servers = options.servers;
   c.found = "lockstep conformance --sequences 1 --seed " + std::to_string(seed) + " --ops " +
             std::to_string(options.ops) + (options.faults ? "" : " --no-faults") +

@@ -271,6 +271,11 @@ TEST(FidelityCases, SaveAndLoadRoundTripAndMalformedCasesSayWhatIsWrong) {
   std::string error;
   const std::string path = save_case(dir.string(), cases[0], &error);
   ASSERT_FALSE(path.empty()) << error;
+  // A saved case is never overwritten; the shrinker's names step aside instead.
+  EXPECT_TRUE(save_case(dir.string(), cases[0], &error).empty());
+  EXPECT_NE(error.find("exists"), std::string::npos) << error;
+  EXPECT_EQ(free_case_name(dir.string(), cases[0].name), cases[0].name + "-2");
+  EXPECT_EQ(free_case_name(dir.string(), "fresh"), "fresh");
   std::vector<Case> back;
   ASSERT_TRUE(load_cases(dir.string(), &back, &error)) << error;
   ASSERT_EQ(back.size(), 1u);
