@@ -86,6 +86,11 @@ int run_conformance(const Command& self, const Args& args) {
                          "--record NAME: a case name is 1-100 letters, digits, '-', '_' or "
                          "'.' (it becomes the file NAME.json)");
     }
+    if (fidelity::free_case_name(dir, name) != name) {
+      return usage_error(self, "--record " + name + ": " + dir + "/" + name +
+                                   ".json exists and a saved case is not overwritten (choose "
+                                   "another name, or delete the file if it is no longer wanted)");
+    }
     fidelity::RecordResult r = fidelity::record_case(o, name, args.get("note", ""));
     if (!r.server_error.empty()) {
       std::cerr << "lockstep conformance: could not start the ZooKeeper server: " << r.server_error
