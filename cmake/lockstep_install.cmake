@@ -1,7 +1,7 @@
 # lockstep: install rules and the exported CMake package (find_package(lockstep)).
 #
-# Included once, after every library target exists (properties/CMakeLists.txt includes it when
-# lockstep_properties is built). Installs the static libraries lockstep_zk, lockstep_sim,
+# Included once, after every library target exists (properties/CMakeLists.txt includes it once
+# lockstep_properties is defined). Installs the static libraries lockstep_zk, lockstep_sim,
 # lockstep_recipes, lockstep_properties_core and lockstep_properties, the headers a user's
 # recipe and tests need (include/lockstep/{zk,sim,recipes,properties}/*.h), and
 # lib/cmake/lockstep/{lockstepConfig,lockstepConfigVersion,lockstepTargets}.cmake.

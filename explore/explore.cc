@@ -11,10 +11,8 @@
 #include "explore/wall_clock.h"
 #include "properties/checkers.h"
 #include "recipes/registry.h"
-#ifdef LOCKSTEP_HAVE_TRACES
 #include "traces/record.h"
 #include "traces/trace.h"
-#endif
 
 namespace lockstep::explore {
 namespace {
@@ -100,7 +98,6 @@ std::string fault_list(const properties::Scenario& s) {
 std::string save_counterexample(const Scope& scope, const Counterexample& c,
                                 const std::string& strategy, const std::string& dir,
                                 std::ostream& out, std::ostream& err) {
-#ifdef LOCKSTEP_HAVE_TRACES
   const traces::Trace t = traces::record_trace(
       *scope.recipe, scope.scenario, std::make_unique<ScheduleStrategy>(c.schedule, strategy));
   if (t.violation() == nullptr || t.decisions != c.decisions) {
@@ -118,15 +115,6 @@ std::string save_counterexample(const Scope& scope, const Counterexample& c,
       << " decisions)\n";
   traces::print_replay_command(out, path);
   return path;
-#else
-  (void)scope;
-  (void)c;
-  (void)strategy;
-  (void)dir;
-  (void)out;
-  err << "lockstep explore: built without traces/; the counterexample was not saved\n";
-  return {};
-#endif
 }
 
 struct Request {

@@ -15,10 +15,8 @@
 #include "explore/search.h"
 #include "explore/strategies.h"
 #include "recipes/registry.h"
-#ifdef LOCKSTEP_HAVE_TRACES
 #include "traces/record.h"
 #include "traces/trace.h"
-#endif
 
 namespace lockstep::explore {
 namespace {
@@ -568,7 +566,6 @@ TEST(ExploreCommand, PruneStatesPrintsItsCaveat) {
   EXPECT_NE(out.find("caveat: --prune-states is unsound"), std::string::npos) << out;
 }
 
-#ifdef LOCKSTEP_HAVE_TRACES
 // A found counterexample is saved as a trace that loads and replays bit for bit (exit 1).
 TEST(ExploreCommand, SavesAReplayableTrace) {
   const std::filesystem::path dir =
@@ -593,7 +590,6 @@ TEST(ExploreCommand, SavesAReplayableTrace) {
   EXPECT_FALSE(rr.divergence.has_value()) << rr.divergence->where << ": " << rr.divergence->detail;
   std::filesystem::remove_all(dir);
 }
-#endif
 
 }  // namespace
 }  // namespace lockstep::explore
