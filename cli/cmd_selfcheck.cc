@@ -49,8 +49,13 @@ Fault fault(FaultKind kind, int64_t at_ms, uint32_t client, zk::Duration duratio
   return f;
 }
 
-Fault named(Fault f, std::string name) {
-  f.name = std::move(name);
+Fault task(Fault f, std::string name) {
+  f.task = std::move(name);
+  return f;
+}
+
+Fault path(Fault f, std::string path) {
+  f.path = std::move(path);
   return f;
 }
 
@@ -95,8 +100,8 @@ std::vector<Scenario> scenarios() {
        1,
        4,
        true,
-       {named(fault(K::kCancel, 7, 1), "loop"),
-        named(fault(K::kForeignChild, 3, 0), std::string(kDir) + "/foreign-node"),
+       {task(fault(K::kCancel, 7, 1), "loop"),
+        path(fault(K::kForeignChild, 3, 0), std::string(kDir) + "/foreign-node"),
         fault(K::kAbandonSession, 9, 2), fault(K::kCloseSession, 15, 4)},
        {E::kCancelled, E::kSessionExpired}},
   };

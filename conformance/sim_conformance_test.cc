@@ -100,7 +100,7 @@ class SimBackend final : public Backend {
     sim::Fault f;
     f.kind = sim::FaultKind::kForeignChild;
     f.at = world_.now();
-    f.name = path;
+    f.path = path;
     world_.inject(f);
     const bool made = drive_until([&] { return world_.node(path).has_value(); });
     EXPECT_TRUE(made) << name_ << ": could not create " << path;

@@ -131,9 +131,12 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
   }
   sim::Fault f;
   if (!properties::parse_fault_name(kind, &f.kind)) {
+    std::string known;
+    for (sim::FaultKind k : properties::all_fault_kinds()) {
+      known += (known.empty() ? "" : ", ") + std::string(properties::fault_name(k));
+    }
     *error = "unknown fault kind '" + std::string(kind) + "' in '" + std::string(spec) +
-             "' (known: connection-loss, lost-reply, expire, abandon, pause, partition, delay, "
-             "lagging-follower, server-restart, cancel, foreign-child, crash, close)";
+             "' (known: " + known + ")";
     return false;
   }
   uint64_t ms = 0;
@@ -167,8 +170,8 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
       f.server = 1;
       f.duration = milliseconds(50);
       break;
-    case FaultKind::kCancel: f.name = "client"; break;
-    case FaultKind::kForeignChild: f.name = s.workload.lock_path + "/foreign-0"; break;
+    case FaultKind::kCancel: f.task = "client"; break;
+    case FaultKind::kForeignChild: f.path = s.workload.lock_path + "/foreign-0"; break;
     default: break;
   }
   *out = f;

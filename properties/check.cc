@@ -78,7 +78,7 @@ std::string faults_flag(const std::set<sim::FaultKind>& faults) {
   std::string list;
   for (sim::FaultKind k : faults) {
     // parse_check_args encodes `--faults none` as one kind past the table.
-    if (static_cast<int>(k) >= kFaultKindCount) return " --faults none";
+    if (static_cast<int>(k) >= zk::kFaultKindCount) return " --faults none";
     list += (list.empty() ? "" : ",") + std::string(fault_name(k));
   }
   return " --faults " + list;

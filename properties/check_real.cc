@@ -39,20 +39,20 @@ constexpr int64_t kLeaderLimitMs = 30000;   // between runs: every server up, on
 constexpr int kExpireTries = 4;             // forced expiry: each try may wait seconds
 
 // connection-loss and lost-reply hit the client's next request of one type under the lock
-// directory: Fault::name "create" or "delete" (a waiter's or holder's next one is its delete,
+// directory: Fault::requests create or delete (a waiter's or holder's next one is its delete,
 // so an untyped drop would almost never meet a create).
 std::set<int32_t> request_types(const sim::Fault& f) {
-  if (f.name == "create") return {real::kOpCreate, real::kOpCreate2};
-  if (f.name == "delete") return {real::kOpDelete};
+  switch (f.requests) {
+    case zk::FaultRequests::kCreate: return {real::kOpCreate, real::kOpCreate2};
+    case zk::FaultRequests::kDelete: return {real::kOpDelete};
+    case zk::FaultRequests::kAny: break;
+  }
   return {real::kOpCreate, real::kOpCreate2, real::kOpDelete};
 }
 std::string request_name(const sim::Fault& f) {
-  return f.name.empty() ? "create or delete" : f.name;
+  return f.requests == zk::FaultRequests::kAny ? "create or delete"
+                                               : zk::fault_requests_name(f.requests);
 }
-
-constexpr FaultKind kRealKinds[] = {FaultKind::kConnectionLoss, FaultKind::kLoseNextReply,
-                                    FaultKind::kExpireSession,  FaultKind::kPartition,
-                                    FaultKind::kServerRestart,  FaultKind::kCancel};
 
 // ---- the environment: one RealSession per client, each through its own proxies ----
 
@@ -266,7 +266,7 @@ class FaultDriver {
         for (real::Proxy* p : env_->proxies(c, true)) p->drop_reply_to(request_types(f), lock_dir_);
         break;
       case FaultKind::kExpireSession: {
-        if (f.name == "holder") {
+        if (f.target == zk::FaultTarget::kHolder) {
           const uint32_t h = current_holder(*history_, env_->clients());
           if (h != 0) c = h;
         }
@@ -279,7 +279,8 @@ class FaultDriver {
           record(c, "expire c" + std::to_string(c) + ": skipped (no server leads)");
           break;
         }
-        record(c, "expire c" + std::to_string(c) + (f.name == "holder" ? " (the holder)" : ""));
+        record(c, "expire c" + std::to_string(c) +
+                      (f.target == zk::FaultTarget::kHolder ? " (the holder)" : ""));
         std::vector<real::Proxy*> all = env_->proxies(c, false);
         for (real::Proxy* p : all) {
           p->set_blackhole(true);
@@ -299,7 +300,7 @@ class FaultDriver {
         for (real::Proxy* p : env_->proxies(c, false)) p->set_blackhole(true);
         break;
       case FaultKind::kServerRestart: {
-        step.server = f.name == "leader"
+        step.server = f.target == zk::FaultTarget::kLeader
                           ? cluster_->leader()
                           : std::clamp<int>(static_cast<int>(f.server), 1, cluster_->size());
         if (step.server == 0 || !cluster_->running(step.server)) {
@@ -308,14 +309,14 @@ class FaultDriver {
           break;
         }
         record(0, "server-restart: kill -9 server " + std::to_string(step.server) +
-                      (f.name == "leader" ? " (the leader)" : "") + " for " +
+                      (f.target == zk::FaultTarget::kLeader ? " (the leader)" : "") + " for " +
                       zk::to_string(f.duration));
         cluster_->kill(step.server);
         break;
       }
       case FaultKind::kCancel:
-        record(c, "cancel c" + std::to_string(c) + " task client");
-        env_->cancel(c, "client");
+        record(c, "cancel c" + std::to_string(c) + " task " + f.task);
+        env_->cancel(c, f.task);
         break;
       default: record(c, std::string("unsupported on real: ") + fault_name(f.kind)); break;
     }
@@ -410,12 +411,14 @@ FaultKind real_focus(FaultKind k) {
 }  // namespace
 
 std::vector<FaultKind> real_fault_kinds() {
-  return std::vector<FaultKind>(std::begin(kRealKinds), std::end(kRealKinds));
+  std::vector<FaultKind> out;
+  for (const zk::FaultDescriptor& d : zk::kFaultDescriptors) {
+    if ((d.backends & zk::kRealServer) != 0) out.push_back(d.kind);
+  }
+  return out;
 }
 
-bool real_fault_supported(FaultKind k) {
-  return std::find(std::begin(kRealKinds), std::end(kRealKinds), k) != std::end(kRealKinds);
-}
+bool real_fault_supported(FaultKind k) { return zk::injects(k, zk::kRealServer); }
 
 std::string not_provokable_on_real(const recipes::RecipeInfo& recipe, const Claims& claims) {
   if (!claims.must_violate) return "";
@@ -483,7 +486,7 @@ Scenario generate_real_scenario(uint64_t seed, const recipes::RecipeInfo& recipe
   if (claims.must_violate) {
     kinds = focus;
   } else {
-    for (FaultKind k : kRealKinds) {
+    for (FaultKind k : real_fault_kinds()) {
       if (claims.survives.count(k) != 0) kinds.insert(k);
     }
   }
@@ -517,7 +520,9 @@ Scenario generate_real_scenario(uint64_t seed, const recipes::RecipeInfo& recipe
       f.kind = k;
       f.at = zk::Time{} + between(rng, milliseconds(1), phase);
       f.client = static_cast<uint32_t>(1 + rng.below(w.clients));
-      if (k == FaultKind::kExpireSession && (expire_focus || rng.chance(1, 2))) f.name = "holder";
+      if (k == FaultKind::kExpireSession && (expire_focus || rng.chance(1, 2))) {
+        f.target = zk::FaultTarget::kHolder;
+      }
       if (k == FaultKind::kPartition) {
         f.duration = rng.chance(1, 2) ? between(rng, milliseconds(50), s.session_timeout / 2)
                                       : between(rng, s.session_timeout + milliseconds(200),
@@ -525,13 +530,13 @@ Scenario generate_real_scenario(uint64_t seed, const recipes::RecipeInfo& recipe
       }
       if (k == FaultKind::kServerRestart) {
         f.server = static_cast<uint32_t>(1 + rng.below(s.servers));
-        if (ensemble && rng.chance(1, 2)) f.name = "leader";
+        if (ensemble && rng.chance(1, 2)) f.target = zk::FaultTarget::kLeader;
         f.duration = between(rng, milliseconds(50), milliseconds(400));
         restart_slack = restart_slack + zk::seconds(8);  // a JVM start on a loaded machine
       }
-      if (k == FaultKind::kCancel) f.name = "client";
+      if (k == FaultKind::kCancel) f.task = "client";
       if (k == FaultKind::kConnectionLoss || k == FaultKind::kLoseNextReply) {
-        f.name = rng.chance(1, 2) ? "create" : "delete";
+        f.requests = rng.chance(1, 2) ? zk::FaultRequests::kCreate : zk::FaultRequests::kDelete;
       }
       s.faults.push_back(f);
       if (k == FaultKind::kServerRestart) break;  // one restart per run: each costs seconds
@@ -858,10 +863,10 @@ bool parse_real(int argc, char** argv, RealCheck* rc, std::vector<char*>* rest, 
   if (!rc->seeds_given) rc->o.seeds = kRealDefaultSeeds;
   // --faults none is encoded by check.cc as one impossible kind; anything else must be real.
   for (FaultKind k : rc->o.faults) {
-    if (static_cast<int>(k) >= kFaultKindCount) continue;
+    if (static_cast<int>(k) >= zk::kFaultKindCount) continue;
     if (!real_fault_supported(k)) {
       std::string known;
-      for (FaultKind r : kRealKinds) known += std::string(" ") + fault_name(r);
+      for (FaultKind r : real_fault_kinds()) known += std::string(" ") + fault_name(r);
       err << "lockstep check: fault kind '" << fault_name(k)
           << "' is simulator-only; on a real server:" << known << " (or none)\n";
       return false;

@@ -17,9 +17,9 @@
 //     client's next create/delete under the lock is lost before the server and its connection
 //     is cut: the not-applied side of an ambiguous request), lost-reply (the same request is
 //     applied and its reply lost), expire (forced expiry by a second handle while the client
-//     is cut off at its proxies; name "holder" = whoever holds then), partition (the client's
+//     is cut off at its proxies; target holder = whoever holds then), partition (the client's
 //     proxies black-hole everything for a while), server-restart (kill -9 and restart of a
-//     server, or of the ensemble's current leader: name "leader"), cancel (the client's
+//     server, or of the ensemble's current leader: target leader), cancel (the client's
 //     "client" task is cancelled at its await point). Each client reaches every server
 //     through its own proxies.
 //   - Herd-freedom is not judged (the real server has no herd counters), and the lost-wake-up
@@ -69,7 +69,7 @@ inline constexpr uint64_t kRealDefaultSeeds = 3;
 inline constexpr uint64_t kRealBrokenSeeds = 6;
 inline constexpr zk::Duration kRealLivenessGrace = zk::milliseconds(300);
 
-// The fault kinds the real harness injects, in FaultKind order.
+// The fault kinds the real harness injects (zk::kRealServer in zk/faults.h), in FaultKind order.
 std::vector<sim::FaultKind> real_fault_kinds();
 bool real_fault_supported(sim::FaultKind k);
 

@@ -54,9 +54,9 @@ inline sim::Fault fault(sim::FaultKind k, const Scenario& s, zk::Duration phase,
       f.server = *rc::gen::inRange<uint32_t>(1, s.servers + 1);
       f.duration = millis(5, timeout_ms / 2);
       break;
-    case FaultKind::kCancel: f.name = "client"; break;
+    case FaultKind::kCancel: f.task = "client"; break;
     case FaultKind::kForeignChild:
-      f.name = s.workload.lock_path + "/foreign-" + std::to_string(serial);
+      f.path = s.workload.lock_path + "/foreign-" + std::to_string(serial);
       break;
     default: break;
   }

@@ -16,11 +16,6 @@ using sim::FaultKind;
 using zk::Duration;
 using zk::milliseconds;
 
-constexpr const char* kFaultNames[kFaultKindCount] = {
-    "connection-loss",  "lost-reply",     "expire", "abandon",       "pause", "partition", "delay",
-    "lagging-follower", "server-restart", "cancel", "foreign-child", "crash", "close",
-};
-
 Duration between(zk::Prng& rng, Duration lo, Duration hi) {
   return zk::microseconds(rng.between(lo.us, std::max(lo.us, hi.us)));
 }
@@ -55,9 +50,9 @@ Fault make_fault(zk::Prng& rng, FaultKind k, const Scenario& s, Duration phase, 
       f.server = static_cast<uint32_t>(1 + rng.below(s.servers));
       f.duration = between(rng, milliseconds(5), timeout / 2);
       break;
-    case FaultKind::kCancel: f.name = "client"; break;
+    case FaultKind::kCancel: f.task = "client"; break;
     case FaultKind::kForeignChild:
-      f.name = s.workload.lock_path + "/foreign-" + std::to_string(serial);
+      f.path = s.workload.lock_path + "/foreign-" + std::to_string(serial);
       break;
     default: break;
   }
@@ -66,24 +61,18 @@ Fault make_fault(zk::Prng& rng, FaultKind k, const Scenario& s, Duration phase, 
 
 }  // namespace
 
-const char* fault_name(FaultKind k) {
-  const int i = static_cast<int>(k);
-  return (i >= 0 && i < kFaultKindCount) ? kFaultNames[i] : "?";
-}
-
 bool parse_fault_name(std::string_view name, FaultKind* out) {
-  for (int i = 0; i < kFaultKindCount; ++i) {
-    if (name == kFaultNames[i]) {
-      *out = static_cast<FaultKind>(i);
-      return true;
-    }
-  }
-  return false;
+  FaultKind k{};
+  if (!zk::parse_fault_kind(name, &k) || !zk::descriptor(k).generated) return false;
+  *out = k;
+  return true;
 }
 
 std::vector<FaultKind> all_fault_kinds() {
   std::vector<FaultKind> out;
-  for (int i = 0; i < kFaultKindCount; ++i) out.push_back(static_cast<FaultKind>(i));
+  for (const zk::FaultDescriptor& d : zk::kFaultDescriptors) {
+    if (d.generated) out.push_back(d.kind);
+  }
   return out;
 }
 

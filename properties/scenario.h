@@ -48,11 +48,16 @@ struct Scenario {
 // One line per field and fault, for reproduction reports.
 std::string describe(const Scenario& s);
 
-// The fault kinds, by the names the CLI accepts ("connection-loss", "lost-reply", "expire",
-// "abandon", "pause", "partition", "delay", "lagging-follower", "server-restart", "cancel",
-// "foreign-child", "crash", "close").
-constexpr int kFaultKindCount = 13;
-const char* fault_name(sim::FaultKind k);
+// The fault kinds the property generator draws from and the CLI's `--faults` accepts: those
+// whose zk::FaultDescriptor says `generated`, in FaultKind order, by their one name
+// (zk/faults.h). kFaultKindCount counts them.
+constexpr int kFaultKindCount = [] {
+  int n = 0;
+  for (const zk::FaultDescriptor& d : zk::kFaultDescriptors) n += d.generated ? 1 : 0;
+  return n;
+}();
+using zk::fault_name;  // every kind has its name, generated or not
+// Only the generated kinds: false for an unknown name or one the generator does not draw.
 bool parse_fault_name(std::string_view name, sim::FaultKind* out);
 std::vector<sim::FaultKind> all_fault_kinds();
 

@@ -42,12 +42,15 @@ p::Scenario scenario_for(const recipes::RecipeInfo& recipe, const p::Claims& cla
   return s;
 }
 
-sim::Fault fault(sim::FaultKind kind, zk::Duration at, uint32_t client, std::string name = "") {
+sim::Fault fault(sim::FaultKind kind, zk::Duration at, uint32_t client,
+                 zk::FaultRequests requests = zk::FaultRequests::kAny,
+                 zk::FaultTarget target = zk::FaultTarget::kIndexed) {
   sim::Fault f;
   f.kind = kind;
   f.at = zk::Time{} + at;
   f.client = client;
-  f.name = std::move(name);  // lost-reply: "create" or "delete"; server-restart: "leader"
+  f.requests = requests;  // lost-reply: the next create or delete
+  f.target = target;      // server-restart: the leader
   return f;
 }
 
@@ -115,7 +118,7 @@ TEST(RealWorkload, FairMutexSurvivesALostCreateReplyAndAnExpiry) {
   ASSERT_NE(recipe, nullptr);
   p::Scenario s = scenario_for(*recipe, p::claims_for(*recipe), "/lockstep/fair-faults");
   s.workload.rounds = 6;
-  plan(&s, {fault(sim::FaultKind::kLoseNextReply, zk::Duration{}, 2, "create"),
+  plan(&s, {fault(sim::FaultKind::kLoseNextReply, zk::Duration{}, 2, zk::FaultRequests::kCreate),
             fault(sim::FaultKind::kExpireSession, zk::milliseconds(150), 3)});
   const p::SeedOutcome o = run(*r.cluster, *recipe, s);
   // Both faults bit: client 2 lost its connection (the dropped reply), client 3 was told its
@@ -142,7 +145,8 @@ TEST(RealWorkload, FairMutexSurvivesALeaderRestartOnAnEnsemble) {
   s.workload.rounds = 8;
   s.session_timeout = zk::seconds(2);
   s.servers = 3;
-  sim::Fault restart = fault(sim::FaultKind::kServerRestart, zk::milliseconds(100), 1, "leader");
+  sim::Fault restart = fault(sim::FaultKind::kServerRestart, zk::milliseconds(100), 1,
+                             zk::FaultRequests::kAny, zk::FaultTarget::kLeader);
   restart.duration = zk::milliseconds(800);
   plan(&s, {restart});
   const p::SeedOutcome o = run(*r.cluster, *recipe, s);
@@ -174,7 +178,7 @@ TEST(RealWorkload, BrokenNoIdInNameIsCaughtByALostCreateReply) {
   p::Scenario s = scenario_for(*recipe, claims, "/lockstep/no-id");
   s.liveness_bound = zk::seconds(2);
   s.run_limit = zk::seconds(4);
-  plan(&s, {fault(sim::FaultKind::kLoseNextReply, zk::Duration{}, 2, "create")});
+  plan(&s, {fault(sim::FaultKind::kLoseNextReply, zk::Duration{}, 2, zk::FaultRequests::kCreate)});
   const p::SeedOutcome o = run(*r.cluster, *recipe, s);
   const p::Verdict* caught = o.verdict(*claims.must_violate);
   ASSERT_NE(caught, nullptr) << "not judged: " << p::to_string(*claims.must_violate);

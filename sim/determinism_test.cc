@@ -39,12 +39,23 @@ RunResult run_scenario(uint64_t seed, bool record, std::unique_ptr<Strategy> str
   }
   const Time t = w.now();
   auto at = [&](int ms) { return t + zk::milliseconds(ms); };
-  w.inject(Fault{FaultKind::kLoseNextReply, at(3), 4, 0, {}, {}, ""});
-  w.inject(Fault{FaultKind::kConnectionLoss, at(5), 2, 0, {}, {}, ""});
-  w.inject(Fault{FaultKind::kPause, at(8), 3, 0, zk::milliseconds(40), {}, ""});
-  w.inject(Fault{FaultKind::kDelay, at(9), 1, 0, zk::milliseconds(30), zk::milliseconds(2), ""});
-  w.inject(Fault{FaultKind::kPartition, at(12), 5, 0, zk::milliseconds(20), {}, ""});
-  w.inject(Fault{FaultKind::kForeignChild, at(15), 0, 0, {}, {}, "/lock/zz-foreign"});
+  auto fault = [&](FaultKind kind, int ms, uint32_t client, Duration d = {}, Duration extra = {}) {
+    Fault f;
+    f.kind = kind;
+    f.at = at(ms);
+    f.client = client;
+    f.duration = d;
+    f.extra = extra;
+    return f;
+  };
+  w.inject(fault(FaultKind::kLoseNextReply, 3, 4));
+  w.inject(fault(FaultKind::kConnectionLoss, 5, 2));
+  w.inject(fault(FaultKind::kPause, 8, 3, zk::milliseconds(40)));
+  w.inject(fault(FaultKind::kDelay, 9, 1, zk::milliseconds(30), zk::milliseconds(2)));
+  w.inject(fault(FaultKind::kPartition, 12, 5, zk::milliseconds(20)));
+  Fault foreign = fault(FaultKind::kForeignChild, 15, 0);
+  foreign.path = "/lock/zz-foreign";
+  w.inject(foreign);
   w.run_until_idle(t + zk::seconds(60));
   RunResult r;
   r.hash = w.log().hash();

@@ -1,7 +1,10 @@
 // Every FaultKind provoked on purpose, with its client- and server-visible effects asserted.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "sim/sim_test_util.h"
 #include "sim/world.h"
@@ -392,7 +395,7 @@ TEST(FaultTest, CancelAtAwaitPoint) {
   w.run_for(zk::milliseconds(100));
   EXPECT_FALSE(h.done());
   Fault f = fault(FaultKind::kCancel, w.now(), 1);
-  f.name = "waiter";
+  f.task = "waiter";
   w.inject(f);
   w.run_for(zk::milliseconds(1));
   EXPECT_TRUE(h.done());
@@ -405,7 +408,7 @@ TEST(FaultTest, ForeignChild) {
   Client& a = w.add_client();
   ASSERT_TRUE(await_result(w, a, a.create("/lock", "", CreateMode::kPersistent))->ok());
   Fault f = fault(FaultKind::kForeignChild, w.now(), 0);
-  f.name = "/lock/foreign";
+  f.path = "/lock/foreign";
   w.inject(f);
   w.run_for(zk::milliseconds(1));
   auto kids = await_result(w, a, a.get_children("/lock"));
@@ -485,7 +488,6 @@ TEST(FaultTest, JavaReplyLimit) {
     EXPECT_EQ(kids->error, java ? Error::kConnectionLoss : Error::kOk);
   }
 }
-
 }  // namespace
 }  // namespace lockstep::sim
 
@@ -561,7 +563,6 @@ TEST(EnsembleTest, FollowerAndLeaderRestart) {
   EXPECT_EQ(a.id(), id);
   EXPECT_TRUE(w.node("/e").has_value());
 }
-
 }  // namespace
 }  // namespace lockstep::sim
 
@@ -586,6 +587,50 @@ TEST(FaultTest, CloseWithRequestInFlightThenReopen) {
   auto kids = await_result(w, a, a.get_children("/"));
   ASSERT_TRUE(kids->ok());
   EXPECT_FALSE(w.session_alive(old_id));
+}
+// The event log names a fault by the vocabulary's one name (zk/faults.h), not a simulator
+// spelling of its own: a lost-reply, an expire and a close injected together are logged so.
+TEST(FaultVocabulary, EventLogUsesTheOneName) {
+  World w(WorldOptions{});
+  w.add_client();
+  w.add_client();
+  w.add_client();
+  w.run_for(zk::milliseconds(50));
+  inject_now(w, FaultKind::kLoseNextReply, 1);
+  inject_now(w, FaultKind::kExpireSession, 2);
+  inject_now(w, FaultKind::kCloseSession, 3);
+  w.run_for(zk::milliseconds(1));
+  std::vector<std::string> logged;
+  for (const LoggedEvent& e : w.log().events()) {
+    if (e.kind == "fault") logged.push_back(e.text);
+  }
+  std::sort(logged.begin(), logged.end());  // the scheduler orders events due at one instant
+  EXPECT_EQ(logged, (std::vector<std::string>{"close c3", "expire c2", "lost-reply c1"}));
+}
+
+// README.md's "Fault kinds" table is the descriptor table, row by row: each kind in FaultKind
+// order with its name, its summary and which backends inject it; a kind added to zk/faults.h
+// without its row (or a row whose backends drifted) fails here.
+TEST(FaultVocabulary, ReadmeTableMatchesTheDescriptors) {
+  std::ifstream in(std::string(LOCKSTEP_SOURCE_DIR) + "/README.md");
+  ASSERT_TRUE(in) << "README.md not found";
+  std::vector<std::string> rows;
+  bool in_section = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("## ", 0) == 0) in_section = line == "## Fault kinds";
+    if (in_section && line.rfind("| `", 0) == 0) rows.push_back(line);
+  }
+  ASSERT_EQ(rows.size(), static_cast<size_t>(zk::kFaultKindCount))
+      << "README.md's Fault kinds table needs one row per zk::FaultKind";
+  for (int i = 0; i < zk::kFaultKindCount; ++i) {
+    const zk::FaultDescriptor& d = zk::kFaultDescriptors[i];
+    const auto yes = [](bool b) { return b ? " yes |" : " — |"; };
+    const std::string want = std::string("| `") + d.name + "` | " + d.summary + " |" +
+                             yes(zk::injects(d.kind, zk::kSimulator)) +
+                             yes(zk::injects(d.kind, zk::kRealServer)) +
+                             (d.generated ? " yes |" : " no |");
+    EXPECT_EQ(rows[i], want) << "README.md, Fault kinds, row " << i + 1;
+  }
 }
 
 }  // namespace

@@ -5,25 +5,7 @@
 
 namespace lockstep::sim {
 
-const char* to_string(FaultKind k) {
-  switch (k) {
-    case FaultKind::kConnectionLoss: return "connection-loss";
-    case FaultKind::kLoseNextReply: return "lose-next-reply";
-    case FaultKind::kExpireSession: return "expire-session";
-    case FaultKind::kAbandonSession: return "abandon-session";
-    case FaultKind::kPause: return "pause";
-    case FaultKind::kPartition: return "partition";
-    case FaultKind::kDelay: return "delay";
-    case FaultKind::kLaggingFollower: return "lagging-follower";
-    case FaultKind::kServerRestart: return "server-restart";
-    case FaultKind::kCancel: return "cancel";
-    case FaultKind::kForeignChild: return "foreign-child";
-    case FaultKind::kCrash: return "crash";
-    case FaultKind::kCloseSession: return "close-session";
-    case FaultKind::kLoseNextRequest: return "lose-next-request";
-  }
-  return "?";
-}
+const char* to_string(FaultKind k) { return zk::fault_name(k); }
 
 std::string describe(const Fault& f) {
   std::string s = to_string(f.kind);
@@ -31,7 +13,15 @@ std::string describe(const Fault& f) {
   if (f.server != 0) s += " s" + std::to_string(f.server);
   if (f.duration.us != 0) s += " for " + zk::to_string(f.duration);
   if (f.extra.us != 0) s += " extra " + zk::to_string(f.extra);
-  if (!f.name.empty()) s += " " + f.name;
+  // The simulator's own parameters first, then the real driver's (kept in the text so that a
+  // scenario's report says what each backend was asked to do).
+  if (!f.task.empty()) s += " " + f.task;
+  if (!f.path.empty()) s += " " + f.path;
+  if (f.target != zk::FaultTarget::kIndexed)
+    s += std::string(" ") + zk::fault_target_name(f.target);
+  if (f.requests != zk::FaultRequests::kAny) {
+    s += std::string(" ") + zk::fault_requests_name(f.requests);
+  }
   return s;
 }
 
@@ -46,9 +36,7 @@ void World::Impl::start_fault(size_t index) {
   const Fault f = faults_[index];
   const std::string text = describe(f);
   log(f.client, "fault", static_cast<uint64_t>(f.kind), index, text, [&] { return text; });
-  const bool needs_client = f.kind != FaultKind::kLaggingFollower &&
-                            f.kind != FaultKind::kServerRestart &&
-                            f.kind != FaultKind::kForeignChild;
+  const bool needs_client = zk::takes(f.kind, zk::kParamClient);
   LOCKSTEP_ASSERT(!needs_client || (f.client >= 1 && f.client <= client_count()));
   if (needs_client && client(f.client).crashed()) return;
   switch (f.kind) {
@@ -68,8 +56,8 @@ void World::Impl::start_fault(size_t index) {
       LOCKSTEP_ASSERT(f.server >= 1 && f.server <= servers_.size());
       server_restart_begin(f.server);
       break;
-    case FaultKind::kCancel: client(f.client).cancel_task(f.name); break;
-    case FaultKind::kForeignChild: foreign_create(f.name); break;
+    case FaultKind::kCancel: client(f.client).cancel_task(f.task); break;
+    case FaultKind::kForeignChild: foreign_create(f.path); break;
     case FaultKind::kCrash: client(f.client).crash(); break;
     case FaultKind::kCloseSession: (void)client(f.client).close(); break;
     case FaultKind::kLoseNextRequest: client(f.client).fault_lose_next_request(); break;

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zk/faults.h"
 #include "zk/random.h"
 #include "zk/session.h"
 #include "zk/types.h"
@@ -179,53 +180,47 @@ class EventLog {
 
 // ---------------------------------------------------------------------------------------------
 // Faults, as data. `at` is virtual time; `client` / `server` are 1-based indexes.
-enum class FaultKind : uint8_t {
-  kConnectionLoss,   // cut the client's connection now: every pending request fails with
-                     // kConnectionLoss on the client; each in-flight request independently may
-                     // or may not reach the server (ChoiceKind::kAmbiguousOutcome); replies in
-                     // flight are lost. The client reconnects (same session) after its back-off
-                     // (WorldOptions::reconnect_delay).
-  kLoseNextReply,    // the client's next mutating request (create/delete/set) is applied on the
-                     // server, then the connection drops before its reply arrives: the ambiguous
-                     // create / the lost delete reply, made certain.
-  kExpireSession,    // the server expires the client's session now (ephemerals deleted, others'
-                     // watches fire); the client learns when it next reaches a server.
-  kAbandonSession,   // the client library gives up the session on its own timer: the client sees
-                     // kExpired now while the server keeps the old session until it times out.
-  kPause,            // the client process stops for `duration`: no code runs, no heartbeats
-                     // (a GC pause). Events for it wait until it resumes.
-  kPartition,        // the client cannot reach any server for `duration`, then heals. The
-                     // client notices after 2/3 of its session timeout without a reply (pending
-                     // requests fail with kOperationTimeout) and its connect attempts into the
-                     // dead network give up after 2/3 of the timeout each (kOperationTimeout).
-  kDelay,            // every message to or from the client takes `extra` longer, for `duration`.
-  kLaggingFollower,  // server `server` applies committed writes `extra` late, for `duration`.
-  kServerRestart,    // server `server` goes down for `duration`, then restarts; its clients are
-                     // disconnected; no session expires while it is down (timers restart).
-  kCancel,           // cancel the client's root task named `name` at its current await point
-                     // (only tasks started with Client::spawn are known by name).
-  kForeignChild,     // an outside session creates persistent node `name` (a full path).
-  kCrash,            // the client process dies for good: no more code, heartbeats or requests;
-                     // the server expires its session after the timeout (S9).
-  kCloseSession,     // the client closes its session cleanly now (ephemerals deleted at once).
-  kLoseNextRequest,  // the client's next mutating request (create/delete/set) is lost on the way
-                     // and the connection drops: the server never sees it, the client sees
-                     // kConnectionLoss (the other side of kLoseNextReply's ambiguity; the real
-                     // harness's Proxy::drop_request_to). Used by the differential tester
-                     // (fidelity/); not in the property generator's vocabulary
-                     // (properties/scenario.h counts the kinds before it).
-};
+// The kinds, their names and which parameters each reads are the vocabulary's (zk/faults.h);
+// what each does in the simulator:
+//   kConnectionLoss   cut the client's connection now: every pending request fails with
+//                     kConnectionLoss on the client; each in-flight request independently may
+//                     or may not reach the server (ChoiceKind::kAmbiguousOutcome); replies in
+//                     flight are lost. The client reconnects (same session) after its back-off
+//                     (WorldOptions::reconnect_delay).
+//   kLoseNextReply    the client's next mutating request (create/delete/set) is applied on the
+//                     server, then the connection drops before its reply arrives: the ambiguous
+//                     create / the lost delete reply, made certain.
+//   kExpireSession    the server expires the client's session now (ephemerals deleted, others'
+//                     watches fire); the client learns when it next reaches a server.
+//   kAbandonSession   the client library gives up the session on its own timer: the client sees
+//                     kExpired now while the server keeps the old session until it times out.
+//   kPause            the client process stops for `duration`: no code runs, no heartbeats
+//                     (a GC pause). Events for it wait until it resumes.
+//   kPartition        the client cannot reach any server for `duration`, then heals. The
+//                     client notices after 2/3 of its session timeout without a reply (pending
+//                     requests fail with kOperationTimeout) and its connect attempts into the
+//                     dead network give up after 2/3 of the timeout each (kOperationTimeout).
+//   kDelay            every message to or from the client takes `extra` longer, for `duration`.
+//   kLaggingFollower  server `server` applies committed writes `extra` late, for `duration`.
+//   kServerRestart    server `server` goes down for `duration`, then restarts; its clients are
+//                     disconnected; no session expires while it is down (timers restart).
+//   kCancel           cancel the client's root task named `task` at its current await point
+//                     (only tasks started with Client::spawn are known by name).
+//   kForeignChild     an outside session creates persistent node `path` (a full path).
+//   kCrash            the client process dies for good: no more code, heartbeats or requests;
+//                     the server expires its session after the timeout (S9).
+//   kCloseSession     the client closes its session cleanly now (ephemerals deleted at once).
+//   kLoseNextRequest  the client's next mutating request (create/delete/set) is lost on the way
+//                     and the connection drops: the server never sees it, the client sees
+//                     kConnectionLoss (the other side of kLoseNextReply's ambiguity; the real
+//                     harness's Proxy::drop_request_to). Used by the differential tester
+//                     (fidelity/); not drawn by the property generator.
+using FaultKind = zk::FaultKind;
+// The vocabulary's name (zk::fault_name): the event log writes it.
 const char* to_string(FaultKind k);
 
-struct Fault {
-  FaultKind kind = FaultKind::kConnectionLoss;
-  Time at{};
-  uint32_t client = 0;
-  uint32_t server = 0;
-  Duration duration{};
-  Duration extra{};
-  std::string name;
-};
+using Fault = zk::Fault;
+// "expire c2", "pause c1 for 40ms", "cancel c1 client": the event log's text of a fault.
 std::string describe(const Fault& f);
 
 // ---------------------------------------------------------------------------------------------

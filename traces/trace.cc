@@ -47,7 +47,9 @@ const char* role_name(recipes::Role r) {
   return "?";
 }
 
-const char* fault_kind_name(sim::FaultKind k) { return properties::fault_name(k); }
+const char* fault_kind_name(sim::FaultKind k) { return zk::fault_name(k); }
+const char* target_name(zk::FaultTarget t) { return zk::fault_target_name(t); }
+const char* requests_name(zk::FaultRequests r) { return zk::fault_requests_name(r); }
 const char* property_name(properties::Property p) { return properties::to_string(p); }
 const char* choice_name(sim::ChoiceKind k) { return sim::to_string(k); }
 const char* kind_name(recipes::Kind k) { return recipes::to_string(k); }
@@ -64,7 +66,10 @@ Json fault_to_json(const sim::Fault& f) {
   j["server"] = f.server;
   j["duration_us"] = f.duration.us;
   j["extra_us"] = f.extra.us;
-  j["name"] = f.name;
+  j["target"] = target_name(f.target);
+  j["requests"] = requests_name(f.requests);
+  j["task"] = f.task;
+  j["path"] = f.path;
   return j;
 }
 
@@ -301,18 +306,26 @@ uint32_t fault_index(const Node& n, bool needed, uint32_t count, const char* nou
 sim::Fault fault_from_json(const Node& j, uint32_t clients, uint32_t servers) {
   sim::Fault f;
   const std::string kind = text(j["kind"]);
-  if (!properties::parse_fault_name(kind, &f.kind)) {
+  if (!zk::parse_fault_kind(kind, &f.kind)) {
     throw SchemaError{j.path + ".kind: unknown fault kind \"" + kind + "\""};
   }
-  const bool on_server =
-      f.kind == sim::FaultKind::kLaggingFollower || f.kind == sim::FaultKind::kServerRestart;
-  const bool on_client = !on_server && f.kind != sim::FaultKind::kForeignChild;
+  const bool on_server = zk::takes(f.kind, zk::kParamServer);
+  const bool on_client = zk::takes(f.kind, zk::kParamClient);
   f.at = time_at(j["at_us"]);
   f.client = fault_index(j["client"], on_client, clients, "client", kind);
   f.server = fault_index(j["server"], on_server, servers, "server", kind);
   f.duration = duration(j["duration_us"]);
   f.extra = duration(j["extra_us"]);
-  f.name = text(j["name"]);
+  f.target =
+      parse_enum<zk::FaultTarget>(j["target"], zk::kFaultTargetCount, target_name, "fault target");
+  f.requests = parse_enum<zk::FaultRequests>(j["requests"], zk::kFaultRequestsCount, requests_name,
+                                             "fault request filter");
+  f.task = text(j["task"]);
+  f.path = text(j["path"]);
+  if (f.kind == sim::FaultKind::kForeignChild && !sim::valid_path(f.path)) {
+    throw SchemaError{j.path + ".path must be the full ZooKeeper path of the node to create, " +
+                      "not \"" + f.path + "\""};
+  }
   return f;
 }
 
@@ -599,10 +612,14 @@ std::optional<Trace> parse_trace(std::string_view text, std::string_view origin,
     return std::nullopt;
   }
   if (const Json& version = doc["format_version"]; version != kFormatVersion) {
-    *error = {kExitBadInput, where + ": unknown trace format version " + version.dump() +
-                                 " (format_version); this lockstep reads version " +
-                                 std::to_string(kFormatVersion) +
-                                 " only (re-record it with the lockstep that matches)"};
+    const bool older = version.get<int64_t>() < kFormatVersion;
+    *error = {kExitBadInput,
+              where + ": trace format version " + version.dump() + " (format_version) is " +
+                  (older ? "older" : "newer") + " than the version " +
+                  std::to_string(kFormatVersion) + " this lockstep reads, and only that one; " +
+                  (older ? "re-record it: `lockstep corpus` for traces/corpus/, or re-run the "
+                           "`lockstep check` that saved it (see traces/FORMAT.md, Versioning)"
+                         : "read it with the lockstep that wrote it")};
     return std::nullopt;
   }
   try {

@@ -34,7 +34,7 @@
 namespace lockstep::traces {
 
 // The format this code writes and the only one it reads.
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
 constexpr const char* kFormatName = "lockstep-trace";
 
 // What a loaded trace may ask for (FORMAT.md, "Limits"). A trace is hand-editable input: every

@@ -40,7 +40,8 @@ properties::Scenario every_field_scenario() {
   s.session_timeout = zk::microseconds(777000);
   s.local_session_expiry = true;
   s.sequence_start = -2147483647 - 1;
-  for (sim::FaultKind k : properties::all_fault_kinds()) {
+  for (const zk::FaultDescriptor& d : zk::kFaultDescriptors) {
+    const sim::FaultKind k = d.kind;
     sim::Fault f;
     f.kind = k;
     f.at = zk::Time{1000 + static_cast<int64_t>(k)};
@@ -48,7 +49,10 @@ properties::Scenario every_field_scenario() {
     f.server = 2;
     f.duration = zk::microseconds(300 + static_cast<int64_t>(k));
     f.extra = zk::microseconds(7);
-    f.name = std::string("name-") + properties::fault_name(k);
+    f.target = static_cast<zk::FaultTarget>(static_cast<int>(k) % zk::kFaultTargetCount);
+    f.requests = static_cast<zk::FaultRequests>(static_cast<int>(k) % zk::kFaultRequestsCount);
+    f.task = std::string("task-") + zk::fault_name(k);
+    f.path = std::string("/path-") + zk::fault_name(k);
     s.faults.push_back(f);
   }
   s.heal_at = zk::Time{88888};
@@ -88,7 +92,10 @@ void expect_same_scenario(const properties::Scenario& a, const properties::Scena
     EXPECT_EQ(a.faults[i].server, b.faults[i].server) << i;
     EXPECT_EQ(a.faults[i].duration, b.faults[i].duration) << i;
     EXPECT_EQ(a.faults[i].extra, b.faults[i].extra) << i;
-    EXPECT_EQ(a.faults[i].name, b.faults[i].name) << i;
+    EXPECT_EQ(a.faults[i].target, b.faults[i].target) << i;
+    EXPECT_EQ(a.faults[i].requests, b.faults[i].requests) << i;
+    EXPECT_EQ(a.faults[i].task, b.faults[i].task) << i;
+    EXPECT_EQ(a.faults[i].path, b.faults[i].path) << i;
   }
   EXPECT_EQ(a.heal_at, b.heal_at);
   EXPECT_EQ(a.liveness_bound, b.liveness_bound);
@@ -122,7 +129,7 @@ TEST(TraceFormat, KnowsEveryFieldOfTheRecordedStructs) {
       << "properties::Scenario changed: serialize the new field in traces/trace.cc + FORMAT.md";
   EXPECT_EQ(sizeof(properties::WorkloadOptions), 144u)
       << "properties::WorkloadOptions changed: update traces/trace.cc + FORMAT.md";
-  EXPECT_EQ(sizeof(sim::Fault), 72u) << "sim::Fault changed: update traces/trace.cc + FORMAT.md";
+  EXPECT_EQ(sizeof(sim::Fault), 112u) << "sim::Fault changed: update traces/trace.cc + FORMAT.md";
   EXPECT_EQ(sizeof(properties::Event), 88u)
       << "properties::Event changed: update traces/trace.cc + FORMAT.md";
 }
@@ -213,13 +220,33 @@ TEST(TraceFormat, MalformedInputIsBadInput) {
   EXPECT_NE(e.message.find("bad.json"), std::string::npos) << e.message;
 }
 
+const std::string kVersionField = "\"format_version\": " + std::to_string(kFormatVersion);
+
 // A version this code does not read is refused by number, not half-parsed.
 TEST(TraceFormat, UnknownFormatVersionIsRefused) {
   std::string text = to_json_text(testing::first_trace("fair-mutex"));
-  replace_once(&text, "\"format_version\": 1", "\"format_version\": 99");
+  replace_once(&text, kVersionField, "\"format_version\": 99");
   const LoadError e = parse_error(text);
   EXPECT_EQ(e.exit_code, kExitBadInput);
-  EXPECT_NE(e.message.find("unknown trace format version 99"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("trace format version 99 (format_version) is newer"), std::string::npos)
+      << e.message;
+}
+
+// A trace of the previous format (version 1: the simulator's old fault names in the event log,
+// a fault's overloaded `name`) is refused with its version and how to fix it: re-record.
+TEST(TraceFormat, OldFormatVersionIsRefusedWithTheFix) {
+  std::string text = to_json_text(testing::first_trace("fair-mutex"));
+  const std::string old = std::to_string(kFormatVersion - 1);
+  replace_once(&text, kVersionField, "\"format_version\": " + old);
+  const LoadError e = parse_error(text);
+  EXPECT_EQ(e.exit_code, kExitBadInput);
+  EXPECT_NE(e.message.find("trace format version " + old +
+                           " (format_version) is older than the "
+                           "version " +
+                           std::to_string(kFormatVersion)),
+            std::string::npos)
+      << e.message;
+  EXPECT_NE(e.message.find("re-record it: `lockstep corpus`"), std::string::npos) << e.message;
 }
 
 // Schema violations name what is wrong: a missing field, an event count that does not match,

@@ -145,7 +145,12 @@ void Scenario::inject(sim::FaultKind kind, uint32_t client, zk::Duration duratio
   f.at = world.now();
   f.client = client;
   f.duration = duration;
-  f.name = std::move(name);
+  // The one string parameter of the kinds the tests inject with one: a task or a path.
+  if (kind == sim::FaultKind::kForeignChild) {
+    f.path = std::move(name);
+  } else {
+    f.task = std::move(name);
+  }
   world.inject(std::move(f));
 }
 

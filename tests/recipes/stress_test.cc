@@ -111,9 +111,11 @@ void sweep(const char* recipe, uint64_t seed, int clients, int rounds, Faults ki
     fault.duration = zk::microseconds(faults.between(1000, 1500000));
     fault.extra = zk::microseconds(faults.between(100, 50000));
     // kCancel hits the client's loop task; its acquire or release then sees kCancelled.
-    fault.name = fault.kind == sim::FaultKind::kForeignChild
-                     ? "/locks/test/foreign-" + std::to_string(f)
-                     : std::string("loop");
+    if (fault.kind == sim::FaultKind::kForeignChild) {
+      fault.path = "/locks/test/foreign-" + std::to_string(f);
+    } else {
+      fault.task = "loop";
+    }
     s.world.inject(fault);
   }
   // Until every loop is done (at most 10 s), then long enough for the last deletes to land.
