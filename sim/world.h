@@ -203,7 +203,8 @@ class EventLog {
 //   kDelay            every message to or from the client takes `extra` longer, for `duration`.
 //   kLaggingFollower  server `server` applies committed writes `extra` late, for `duration`.
 //   kServerRestart    server `server` goes down for `duration`, then restarts; its clients are
-//                     disconnected; no session expires while it is down (timers restart).
+//                     disconnected. While the leader (server 1) is down no session expires (the
+//                     timers restart with it); a follower's outage stops no timer.
 //   kCancel           cancel the client's root task named `task` at its current await point
 //                     (only tasks started with Client::spawn are known by name).
 //   kForeignChild     an outside session creates persistent node `path` (a full path).

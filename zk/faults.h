@@ -123,8 +123,9 @@ inline constexpr FaultDescriptor kFaultDescriptors[] = {
      "a server applies committed writes late, for a while", kSimulator,
      kParamServer | kParamDuration | kParamExtra, true},
     {FaultKind::kServerRestart, "server-restart",
-     "a server goes down for a while, then restarts; its clients are disconnected, no session "
-     "expires while it is down",
+     "a server goes down for a while, then restarts; its clients are disconnected; no session "
+     "expires while the leader (or the standalone server) is down, a follower's outage stops "
+     "no timer",
      kSimulator | kRealServer, kParamServer | kParamDuration | kParamTarget, true},
     {FaultKind::kCancel, "cancel", "cancel one of the client's named tasks at its await point",
      kSimulator | kRealServer, kParamClient | kParamTask, true},
