@@ -1,7 +1,9 @@
 #include "fidelity/differential.h"
 
+#include <algorithm>
 #include <array>
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -200,11 +202,12 @@ RunResult run_on_sim(const Sequence& seq, const std::string& root, uint64_t seed
   return run_sequence(sim, seq, root);
 }
 
-void compare_runs(const Sequence& seq, const std::string& root, uint64_t sequence_seed,
-                  const RunResult& sim, const RunResult& real, size_t shown, Report* report,
-                  const std::function<void(const std::string&)>& each_op) {
+std::optional<size_t> compare_runs(const Sequence& seq, const std::string& root,
+                                   uint64_t sequence_seed, const RunResult& sim,
+                                   const RunResult& real, size_t shown, Report* report,
+                                   const std::function<void(const std::string&)>& each_op) {
   report->sequences++;
-  bool differs = false;
+  std::optional<size_t> first;
   const size_t n = std::min(sim.outcomes.size(), real.outcomes.size());
   for (size_t i = 0; i < n; ++i) {
     report->operations++;
@@ -222,7 +225,7 @@ void compare_runs(const Sequence& seq, const std::string& root, uint64_t sequenc
               "\n    real: " + to_string(b));
     }
     if (kinds.empty()) continue;
-    differs = true;
+    if (!first) first = i;
     report->mismatched_ops++;
     for (const std::string& k : kinds) report->by_kind[k]++;
     if (report->shown.size() < shown) {
@@ -231,7 +234,7 @@ void compare_runs(const Sequence& seq, const std::string& root, uint64_t sequenc
     }
   }
   if (!sim.completed || !real.completed) {
-    differs = true;
+    if (!first) first = n;
     report->by_kind["incomplete"]++;
     if (report->shown.size() < shown) {
       report->shown.push_back(Mismatch{sequence_seed, n, n < seq.size() ? to_string(seq[n]) : "",
@@ -240,7 +243,8 @@ void compare_runs(const Sequence& seq, const std::string& root, uint64_t sequenc
                                        real.completed ? "completed" : "did not complete"});
     }
   }
-  if (differs) report->mismatched_sequences++;
+  if (first) report->mismatched_sequences++;
+  return first;
 }
 
 namespace {
@@ -292,8 +296,8 @@ std::string shrink_and_save(real::Cluster& cluster, const Options& options, uint
     const RunResult sim = run_on_sim(candidate, root, seed, options.servers);
     const RunResult real = run_on_real(cluster, candidate, root, seed, &setup_error);
     Report scratch;
-    compare_runs(candidate, root, seed, sim, real, 0, &scratch);
-    return setup_error.empty() && scratch.mismatched_sequences > 0;
+    return setup_error.empty() &&
+           compare_runs(candidate, root, seed, sim, real, 0, &scratch).has_value();
   };
   const ShrinkResult r = shrink(seq, first_bad, options.servers, differs);
   if (!r.reproduced) {
@@ -346,30 +350,18 @@ Report run_differential(const Options& options, const std::function<void(uint64_
     const uint64_t seed = options.seed + i;
     const Sequence seq = generate(seed, options.ops, g);
     const std::string root = "/ls" + std::to_string(seed);
-    RunResult sim;
-    {
-      SimDriver driver(seed, options.servers, g.session_timeout);
-      sim = run_sequence(driver, seq, root);
-    }
+    const RunResult sim = run_on_sim(seq, root, seed, options.servers);
     const RunResult real = run_on_real(cluster, seq, root, seed, &report.setup_error);
-    for (const Op& op : seq) {
-      if (op.kind == OpKind::kCut || op.kind == OpKind::kExpire || op.kind == OpKind::kPartition ||
-          op.kind == OpKind::kRestart || op.lose != Lose::kNone) {
-        report.faults++;
-      }
-    }
-    const uint64_t before = report.mismatched_sequences;
-    Report one;
-    compare_runs(seq, root, seed, sim, real, 1, &one);
-    compare_runs(seq, root, seed, sim, real, options.shown, &report, options.each_op);
-    if (report.mismatched_sequences > before && !options.cases_dir.empty() &&
+    report.faults += static_cast<uint64_t>(std::count_if(seq.begin(), seq.end(), is_fault));
+    const std::optional<size_t> first_bad =
+        compare_runs(seq, root, seed, sim, real, options.shown, &report, options.each_op);
+    if (first_bad && !options.cases_dir.empty() &&
         report.saved.size() + report.not_saved.size() < options.shrink_max &&
         report.setup_error.empty()) {
       size_t shrunk_to = 0;
       std::string why;
-      const size_t first_bad = one.shown.empty() ? seq.size() - 1 : one.shown[0].op_index;
-      const std::string path =
-          shrink_and_save(cluster, options, seed, seq, first_bad, &shrunk_to, &why);
+      const std::string path = shrink_and_save(
+          cluster, options, seed, seq, std::min(*first_bad, seq.size() - 1), &shrunk_to, &why);
       if (path.empty()) {
         report.not_saved.push_back("seed " + std::to_string(seed) + ": " + why);
       } else {

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,9 +113,12 @@ Report run_differential(const Options& options,
 RunResult run_on_sim(const Sequence& seq, const std::string& root, uint64_t seed, int servers = 1);
 
 // Compares two runs of `seq` and adds the result to `report` (sequences, operations,
-// mismatches). Exposed so that two simulator runs can be compared in a unit test.
-void compare_runs(const Sequence& seq, const std::string& root, uint64_t sequence_seed,
-                  const RunResult& sim, const RunResult& real, size_t shown, Report* report,
-                  const std::function<void(const std::string&)>& each_op = {});
+// mismatches). Returns the index of the first operation that differs (the number compared when
+// only the completion differs), or nothing. Exposed so that two simulator runs can be compared
+// in a unit test.
+std::optional<size_t> compare_runs(const Sequence& seq, const std::string& root,
+                                   uint64_t sequence_seed, const RunResult& sim,
+                                   const RunResult& real, size_t shown, Report* report,
+                                   const std::function<void(const std::string&)>& each_op = {});
 
 }  // namespace lockstep::fidelity

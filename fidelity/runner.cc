@@ -143,8 +143,7 @@ zk::Task<RawOutcome> issue_fault(State& st, const Op& op) {
 }
 
 zk::Task<RawOutcome> issue(State& st, const Op& op) {
-  if (op.kind == OpKind::kCut || op.kind == OpKind::kExpire || op.kind == OpKind::kPartition ||
-      op.kind == OpKind::kRestart) {
+  if (is_fault(op) && op.lose == Lose::kNone) {  // a fault of its own, not a lossy mutation
     co_return co_await issue_fault(st, op);
   }
   zk::Session& s = st.driver->session(op.slot);

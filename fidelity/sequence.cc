@@ -202,6 +202,11 @@ Op fault(zk::Prng& rng, const Model& model, int slot, const GenerateOptions& o) 
 
 }  // namespace
 
+bool is_fault(const Op& op) {
+  return op.kind == OpKind::kCut || op.kind == OpKind::kExpire || op.kind == OpKind::kPartition ||
+         op.kind == OpKind::kRestart || op.lose != Lose::kNone;
+}
+
 int ends_session(const Op& op, int servers, zk::Duration session_timeout) {
   if (op.kind == OpKind::kClose || op.kind == OpKind::kExpire) return op.slot;
   if (op.kind == OpKind::kPartition && op.duration > session_timeout) return op.slot;
@@ -470,13 +475,11 @@ bool valid(const Sequence& seq, int servers, zk::Duration session_timeout, std::
       *error = "op #" + std::to_string(i) + " " + to_string(op) + ": " + why;
       return false;
     };
-    const bool fault = op.kind == OpKind::kCut || op.kind == OpKind::kExpire ||
-                       op.kind == OpKind::kPartition || op.lose != Lose::kNone;
     if (op.kind == OpKind::kRestart) {
       if (op.server < 1 || op.server > servers) return fail("no such server");
       if (servers > 1 && op.server == 1) return fail("a leader restart is not modelled");
     } else {
-      if (fault && ended[op.slot]) return fail("a fault on a slot whose session ended");
+      if (is_fault(op) && ended[op.slot]) return fail("a fault on a slot whose session ended");
       if (op.kind == OpKind::kReopen) {
         if (!ended[op.slot]) return fail("a reopen of a live session");
         ended[op.slot] = false;

@@ -84,6 +84,10 @@ Sequence generate(uint64_t seed, size_t ops, const GenerateOptions& options = {}
 // "s0 partition 300ms", "restart server 1 for 1s", ...
 std::string to_string(const Op& op);
 
+// Whether `op` is a fault (generator rule 4): a lost request or reply, cut, expire, partition,
+// restart.
+bool is_fault(const Op& op);
+
 // The slot whose session `op` ends (close, expire, a partition longer than the timeout, on an
 // ensemble a restart of the slot's server longer than the timeout), or -1.
 int ends_session(const Op& op, int servers, zk::Duration session_timeout);
