@@ -8,9 +8,8 @@
 // traces/commands.h) use run_raw and receive their arguments untouched (run_library_main below
 // hands an engine with the usual (argc, argv, out, err) entry point the standard streams).
 //
-// Exit codes: 0 success, 1 the command ran and found a failure, 2 a usage error (unknown
-// subcommand, unknown flag, bad or missing value). A usage error always says what was wrong and
-// how to fix it. Single-threaded; no global state beyond the constant command table.
+// Exit codes: kExitCodes below, one table for every command. A usage error always says what was
+// wrong and how to fix it. Single-threaded; no global state beyond the constant command table.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +24,40 @@
 
 namespace lockstep::cli {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
+// The one exit-code table of every command (README "Exit codes", `lockstep help`). A command
+// returns one of these and nothing else; the meaning of a number never depends on the command.
+constexpr int kExitOk = 0;             // everything behaved as expected
+constexpr int kExitFailure = 1;        // the command ran and found a failure
+constexpr int kExitUsage = 2;          // bad flag, value or input file: nothing was judged
+constexpr int kExitNoServer = 3;       // a real ZooKeeper server is needed and cannot be started
+constexpr int kExitIncomplete = 4;     // no failure in what ran, but the search was cut short
+constexpr int kExitDiverged = 5;       // replay: the run left its recording
+constexpr int kExitRecipeChanged = 6;  // replay: the recipe changed since the trace was recorded
+constexpr int kExitInterrupted = 130;  // SIGINT, SIGTERM or SIGHUP stopped the run
+
+struct ExitCode {
+  int code;
+  const char* name;     // one word, for tables and JSON
+  const char* meaning;  // one line, as README's table and `lockstep help` print it
+};
+
+inline constexpr ExitCode kExitCodes[] = {
+    {kExitOk, "ok", "everything behaved as expected"},
+    {kExitFailure, "failure",
+     "a correct recipe failed, a broken variant was not caught, a trace still fails, a "
+     "counterexample was found, or the simulator and the server disagree"},
+    {kExitUsage, "usage", "a bad flag, value or input file: the message says what and how to fix it"},
+    {kExitNoServer, "no-server",
+     "a real ZooKeeper server is needed and cannot be started (java or the zookeeper package "
+     "missing: the message says how to install them)"},
+    {kExitIncomplete, "incomplete",
+     "explore found nothing in what it ran but stopped before its scope was exhausted"},
+    {kExitDiverged, "diverged", "replay: the run left its recording (the first divergent event is named)"},
+    {kExitRecipeChanged, "recipe-changed",
+     "replay: the recipe changed since the trace was recorded (--allow-changed replays anyway)"},
+    {kExitInterrupted, "interrupted",
+     "SIGINT, SIGTERM or SIGHUP stopped the run; what was fully run is reported"},
+};
 
 struct FlagSpec {
   std::string name;        // without the dashes: "json" for --json
