@@ -11,6 +11,11 @@ std::string Args::get(std::string_view name, std::string fallback) const {
   return it == flags.end() ? fallback : it->second;
 }
 
+std::vector<std::string> Args::all(std::string_view name) const {
+  auto it = values.find(std::string(name));
+  return it == values.end() ? std::vector<std::string>() : it->second;
+}
+
 const std::vector<const Command*>& commands() {
   static const std::vector<const Command*> all = {
       &kCheckCommand,       &kSelfCheckCommand, &kListCommand, &kExploreCommand,
@@ -100,6 +105,7 @@ std::optional<Args> parse_args(const Command& command, const std::vector<std::st
       inline_value = argv[++i];
     }
     args.flags[name] = *inline_value;
+    args.values[name].push_back(*inline_value);
   }
   return args;
 }

@@ -67,12 +67,15 @@ struct FlagSpec {
 
 // The flags and positional arguments a command was given, already checked against its specs.
 struct Args {
-  std::map<std::string, std::string> flags;  // boolean flags map to ""
+  std::map<std::string, std::string> flags;  // boolean flags map to ""; the last value given
+  std::map<std::string, std::vector<std::string>> values;  // every value of a flag, in order
   std::vector<std::string> positional;
 
   bool has(std::string_view name) const { return flags.count(std::string(name)) != 0; }
   // The flag's value, or `fallback` when absent.
   std::string get(std::string_view name, std::string fallback) const;
+  // Every value a repeatable flag was given (--recipe A --recipe B), in order.
+  std::vector<std::string> all(std::string_view name) const;
 };
 
 struct Command {
@@ -107,7 +110,7 @@ std::optional<uint64_t> parse_uint_flag(const Command& command, const Args& args
                                         uint64_t max);
 
 // Calls `fn(argc, argv)` with `args` as a C argument vector (for run_raw commands that hand
-// over to a library entry point such as properties::check_main).
+// over to a library entry point such as traces::replay_main).
 int call_with_argv(const std::vector<std::string>& args, const std::function<int(int, char**)>& fn);
 
 // A library entry point that parses its own flags and writes to the streams it is given

@@ -1,50 +1,37 @@
-// lockstep properties: the `lockstep check` engine.
+// lockstep properties: the check engine behind `lockstep check`, with two backends.
 //
-// check_main() runs every recipe and broken variant of the registry (or those named with
-// --recipe) through the property suite in the simulator, seed after seed, and prints a table
-// (recipe x property: pass, not judged, or the first violating seed), or with --json one object
-// {results: [...], seeds_per_second}. A correct recipe must pass every property it claims; a
-// broken variant must be caught by the property properties/claims.h expects of it (the search
-// for a broken variant stops at the first seed that catches it). Every violation prints the
-// command that reproduces it: `./lockstep check --recipe NAME --seed S`, followed by
-// `--faults LIST` when the run had one (a seed's scenario depends on the recipe, the seed and
-// the fault restriction, nothing else), which prints the scenario, the verdicts and the history
-// around the violation. --json carries that command as each result's `reproduce`.
+// The engine runs recipes of the registry through the property suite, seed after seed, and
+// accumulates per recipe and property: judged how often, the first violating seed and its
+// message (RecipeResult). A correct recipe must pass every property it claims; a broken variant
+// must be caught by the property properties/claims.h expects of it (its search stops at the
+// first seed that catches it). It knows nothing of flags, tables or JSON: cli/cmd_check.cc
+// parses the command line into CheckOptions, picks the backend and prints the results.
 //
-// Failure traces: when the caller installs a TraceSaver (the CLI does, cli/cmd_check.cc; this
-// library cannot link traces/, which depends on it), every distinct failing seed of every recipe
-// (each first violating seed of a correct recipe, the catching seed of a broken variant) is saved
-// as a trace under --trace-dir (default traces/failures, relative to the working directory)
-// after all recipes ran, in the parent process and in `todo` order, so --jobs changes nothing.
-// The saved trace is the minimal one: the seed's scenario shrunk (fewer faults, clients, rounds,
-// workload options) as long as the same property stays violated (--no-shrink saves the seed's
-// scenario as run). The saver names each file by recipe, seed and event-log hash, writes it
-// atomically and never replaces a different file. The table output prints each path with its
-// `./lockstep replay` and
-// `./lockstep show` commands; --json puts the path of the result's first failing seed in
-// `trace`. A trace directory that cannot be created is a usage error found before any seed runs.
+// A backend (CheckBackend) runs and judges one seed of one recipe:
+//   - SimBackend: the simulator (run_seed: the seed alone reproduces the run);
+//   - RealBackend (properties/real_backend.h): Debian's ZooKeeper server, standalone or a
+//     3-server ensemble (the seed reproduces the workload and the fault plan, not the schedule).
+// The same runner (check_seeds, check_recipe), the same result type and the same trace saving
+// serve both. A backend may decline a recipe it cannot provoke (unsupported(): the result says
+// why and counts as expected, never as a pass), and a harness failure ends the recipe's run with
+// RecipeResult::error (it counts as a failure).
 //
-// Flags: --recipe NAME (repeatable), --seeds N (default 100), --first-seed S (default 1: the
-// seeds run are S..S+N-1), --seed S (just that seed), --faults LIST (comma-separated fault names,
-// see scenario.h; restricts every recipe's fault plans), --jobs N (N forked worker processes;
-// 1 = in this process), --json, --log (with --seed: also print the simulator's event log),
-// --trace-dir DIR, --no-traces, --no-shrink, --help.
-// Exit status: 0 when every recipe behaved as expected, 1 when a correct recipe failed or a
-// broken variant was not caught, 2 for a usage error (unknown flag or recipe, bad number, a trace
-// directory that cannot be created), 130 when SIGINT, SIGTERM or SIGHUP stopped the run (it then
-// prints, per recipe, the seed range that was fully run and the verdicts over it; no trace is
-// saved).
+// Failure traces (simulator): when the caller installs a TraceSaver (the CLI does:
+// traces::save_check_failure; this library cannot link traces/, which depends on it), every
+// distinct failing seed of every recipe is saved as a trace under CheckOptions::trace_dir after
+// all recipes ran, in result order, so --jobs changes nothing (save_traces). The saved trace is
+// the minimal one: the seed's scenario shrunk while the same property stays violated (unless
+// shrink_traces is false). The saver names each file by recipe, seed and event-log hash, writes
+// it atomically and never replaces a different file.
 //
-// Seeds at scale: each recipe's seed range is cut into contiguous chunks that the workers take
-// as they become free (so one recipe keeps every job busy), and the chunks' results are appended
-// in seed order (append_seeds), so the table, the JSON, the first violating seed of every
-// property, the saved traces and the exit status are those of one process running the seeds in
-// order, whatever --jobs is. For a broken variant the result ends at its lowest catching seed.
+// Seeds at scale (simulator): check_recipes_forked (check_host.cc) cuts each recipe's seed
+// range into contiguous chunks that forked workers take as they become free, and appends the
+// chunks' results in seed order (append_seeds), so the results, the first violating seed of
+// every property, the saved traces and the verdicts are those of one process running the seeds
+// in order, whatever --jobs is.
 //
-// The engine itself is deterministic and single-threaded; the wall clock (for seeds per second,
-// the progress line and its ETA), signals and fork() live in properties/check_host.cc, outside
-// the deterministic core. `interactive` (the CLI passes whether stderr is a terminal) turns on a
-// progress line on `err`: seeds done, seeds per second and the time left, a few times a second.
+// The engine and SimBackend are deterministic and single-threaded; the wall clock, signals and
+// fork() live in properties/check_host.cc, outside the deterministic core.
 #pragma once
 
 #include <cstdint>
@@ -57,24 +44,35 @@
 #include <vector>
 
 #include "properties/checkers.h"
+#include "properties/claims.h"
+#include "properties/suite.h"
 #include "recipes/registry.h"
 #include "sim/world.h"
 
 namespace lockstep::properties {
 
+// What to check: which recipes, which seeds, which faults (and, for the simulator, where traces go).
 struct CheckOptions {
   std::vector<std::string> recipes;  // empty: the whole registry
   uint64_t seeds = 100;
   uint64_t first_seed = 1;          // the seeds run are first_seed .. first_seed + seeds - 1
-  std::optional<uint64_t> seed;     // only this seed, with a full report
-  std::set<sim::FaultKind> faults;  // empty: each recipe's own fault kinds
-  uint32_t jobs = 1;
-  bool json = false;
-  bool event_log = false;
-  bool interactive = false;
+  std::optional<uint64_t> seed;     // only this seed
+  std::set<sim::FaultKind> faults;  // empty: each recipe's own fault kinds (see no_faults)
+  bool no_faults = false;           // `--faults none`: scenarios without faults
+  // A broken variant is hunted for at least this many seeds (the real backend: a few runs).
+  uint64_t min_broken_seeds = 0;
+  uint32_t jobs = 1;                          // simulator: forked worker processes
   std::string trace_dir = "traces/failures";  // where failing seeds' traces go
   bool save_traces = true;                    // false: --no-traces
   bool shrink_traces = true;                  // false: --no-shrink
+
+  // The seeds of `recipe`'s run: --seed, or first_seed and seeds (min_broken_seeds for a broken
+  // variant).
+  uint64_t first() const { return seed ? *seed : first_seed; }
+  uint64_t count(recipes::Expected expected) const;
+  // The fault restriction as run_seed and the generators take it (no_faults: one impossible
+  // kind, which leaves nothing to draw).
+  std::set<sim::FaultKind> fault_restriction() const;
 };
 
 // A failing seed the engine hands to its TraceSaver.
@@ -109,31 +107,81 @@ struct RecipeResult {
   uint64_t seeds_run = 0;
   uint64_t requests = 0;                   // simulated requests over all seeds
   std::map<uint64_t, std::string> traces;  // failing seed -> saved trace path
+  std::string unsupported;  // why the backend cannot provoke this variant (nothing was run)
+  std::string error;        // the backend's harness failed: the seeds after seeds_run were not run
+  std::string first_report;  // report() of the first violating seed, when the backend keeps one
 
   bool violated() const;
   std::optional<uint64_t> first_failing_seed() const;
-  // Correct and clean, or broken and caught by its expected property (any, if none declared).
+  // Correct and clean, or broken and caught by its expected property (any, if none declared),
+  // or a variant the backend cannot provoke; never when the harness failed.
   bool as_expected() const;
-  // A broken variant that was caught: its search stops, later seeds are not run.
+  // Nothing more to run: a broken variant that was caught, one the backend cannot provoke, or
+  // a harness failure.
   bool search_over() const;
+  // "pass", "violated", "not-provokable" or "error" (the JSON `verdict`).
+  const char* verdict() const;
 };
 
-// Parses the flags (argv[0] is the command's own name and is skipped). On a usage error writes
-// it to `err` and returns nullopt.
-std::optional<CheckOptions> parse_check_args(int argc, char** argv, std::ostream& err);
+// One backend of the engine: runs and judges one seed of one recipe.
+class CheckBackend {
+ public:
+  virtual ~CheckBackend() = default;
+  // Why this backend cannot provoke `recipe`'s bug, or "" when it can.
+  virtual std::string unsupported(const recipes::RecipeInfo& recipe, const Claims& claims) const;
+  // Runs and judges `seed` (faults restricted to `faults` when not empty). Returns false with
+  // *error set when the harness failed and nothing was judged.
+  virtual bool run(const recipes::RecipeInfo& recipe, const Claims& claims, uint64_t seed,
+                   const std::set<sim::FaultKind>& faults, SeedOutcome* out,
+                   std::string* error) = 0;
+  // Whether the run was asked to stop (an interrupt): no further seed is started.
+  virtual bool stopped() const { return false; }
+  // Whether a violating seed's report() is kept in RecipeResult::first_report (the real server:
+  // its seed does not reproduce the schedule, so the report is all there is).
+  virtual bool keeps_reports() const { return false; }
+};
+
+// The simulator: run_seed(), deterministic; `keep_event_log` keeps the event log in each outcome.
+class SimBackend final : public CheckBackend {
+ public:
+  explicit SimBackend(bool keep_event_log = false) : keep_event_log_(keep_event_log) {}
+  bool run(const recipes::RecipeInfo& recipe, const Claims& claims, uint64_t seed,
+           const std::set<sim::FaultKind>& faults, SeedOutcome* out, std::string* error) override;
+
+ private:
+  bool keep_event_log_;
+};
+
+// Called with every seed's outcome as it is judged (a --seed report, for instance).
+using OutcomeSink = std::function<void(const recipes::RecipeInfo& recipe, const SeedOutcome& o)>;
+
+// " --faults LIST" (or " --faults none") for a fault restriction as fault_restriction() gives
+// it, "" for none: how a reproduction command restricts a seed's scenario as the run did.
+std::string faults_flag(const std::set<sim::FaultKind>& faults);
 
 // A result with the recipe's identity (name, expected, must_violate) and no seeds run.
 RecipeResult empty_result(const recipes::RecipeInfo& recipe);
 
-// Runs one recipe over the seeds of `o` (its --seed, or --first-seed and --seeds). Deterministic.
-RecipeResult check_recipe(const recipes::RecipeInfo& recipe, const CheckOptions& o,
-                          std::ostream* progress);
-
-// Runs seeds first .. first + count - 1 of one recipe (scenarios restricted to `faults`), in
-// order; a broken variant stops at the first seed that catches it. Deterministic: a chunk of a
-// longer range gives what the same seeds gave inside the longer run.
+// Runs seeds first .. first + count - 1 of one recipe (scenarios restricted to `faults`) on
+// `backend`, in order; stops early once search_over() or the backend is stopped. Deterministic
+// on the simulator: a chunk of a longer range gives what the same seeds gave inside the longer
+// run.
+RecipeResult check_seeds(const recipes::RecipeInfo& recipe, uint64_t first, uint64_t count,
+                         const std::set<sim::FaultKind>& faults, CheckBackend& backend,
+                         const OutcomeSink& sink = nullptr);
+// The same on the simulator.
 RecipeResult check_seeds(const recipes::RecipeInfo& recipe, uint64_t first, uint64_t count,
                          const std::set<sim::FaultKind>& faults);
+
+// Runs one recipe over the seeds of `o` on `backend`, in this process. `progress`: where a
+// progress line ("\r  NAME  k/n") goes, or nullptr.
+RecipeResult check_recipe(const recipes::RecipeInfo& recipe, const CheckOptions& o,
+                          CheckBackend& backend, std::ostream* progress,
+                          const OutcomeSink& sink = nullptr);
+
+// The same on the simulator (for a user's own recipe test, examples/).
+RecipeResult check_recipe(const recipes::RecipeInfo& recipe, const CheckOptions& o,
+                          std::ostream* progress = nullptr);
 
 // Appends `next`, the result of the seeds that follow `acc`'s, to `acc`, giving what one run
 // over both ranges gives: counts add up, each property keeps its lowest violating seed.
@@ -141,9 +189,15 @@ RecipeResult check_seeds(const recipes::RecipeInfo& recipe, uint64_t first, uint
 // the same recipe.
 void append_seeds(RecipeResult* acc, const RecipeResult& next);
 
-// `save_trace`: how failing seeds become trace files (nullptr: none are saved).
-int check_main(int argc, char** argv, std::ostream& out, std::ostream& err,
-               bool interactive = false, const TraceSaver& save_trace = nullptr);
+// Whether `r` covers every seed `o` asked for (an interrupted run may stop short).
+bool complete(const RecipeResult& r, const CheckOptions& o);
+
+// Saves a trace (through `save_trace`) for every distinct failing seed of every result, in
+// order. `todo[i]` is the recipe of `(*results)[i]`. Returns one line per trace that could not
+// be saved (the verdicts stand).
+std::vector<std::string> save_traces(const std::vector<const recipes::RecipeInfo*>& todo,
+                                     const CheckOptions& o, const TraceSaver& save_trace,
+                                     std::vector<RecipeResult>* results);
 
 // ---- check_host.cc: the non-deterministic host side ----
 // Seconds on a monotonic host clock (only for the seeds-per-second report).

@@ -511,12 +511,12 @@ HostRun check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo
   SeedPlan plan(todo, o);
   ProgressLine line(progress);
   auto run_here = [&](const Chunk& c) {
-    plan.deliver(c, check_seeds(*todo[c.recipe], c.first, c.count, o.faults));
+    plan.deliver(c, check_seeds(*todo[c.recipe], c.first, c.count, o.fault_restriction()));
   };
   // No more workers than chunks: a short run forks no idle processes.
   const uint32_t jobs = static_cast<uint32_t>(std::min<uint64_t>(o.jobs, plan.chunk_count()));
   std::vector<Worker> workers =
-      jobs > 1 ? start_workers(jobs, todo, o.faults) : std::vector<Worker>();
+      jobs > 1 ? start_workers(jobs, todo, o.fault_restriction()) : std::vector<Worker>();
   for (Worker& w : workers) hand_out(&w, &plan);
   std::vector<pollfd> fds;
   while (g_signal == 0) {

@@ -1,9 +1,11 @@
 // `lockstep check --real` / `--ensemble` (label "real"): the check table against a ZooKeeper
-// server the command starts and stops itself. Each test runs the command (in-process through
-// check_real_main, or the built binary for the CLI dispatch) and reads its JSON report.
-#include "properties/check_real.h"
+// server the command starts and stops itself. Each test runs the built binary and reads its
+// JSON report, which has the simulator's schema.
+#include "properties/real_backend.h"
 
 #include <gtest/gtest.h>
+
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -24,18 +26,34 @@ struct Ran {
   nlohmann::json json;
 };
 
-Ran run_main(std::vector<std::string> args) {
-  args.insert(args.begin(), "check");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  std::ostringstream out;
-  std::ostringstream err;
+// Runs `lockstep check ARGS` (the built binary); stdout is the report, stderr goes to `err`.
+Ran run_main(const std::vector<std::string>& args) {
+  const std::string err_file = ::testing::TempDir() + "check_real_err.txt";
+  std::string cmd = std::string(LOCKSTEP_BIN) + " check";
+  for (const std::string& a : args) cmd += " '" + a + "'";
+  cmd += " 2>" + err_file;
   Ran r;
-  r.status = check_real_main(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = err.str();
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (FILE* f = std::fopen(err_file.c_str(), "r")) {
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) r.err.append(buf, n);
+    std::fclose(f);
+  }
   r.json = nlohmann::json::parse(r.out, nullptr, false);
   return r;
+}
+
+// The keys of a JSON object, and of its first result.
+std::set<std::string> keys(const nlohmann::json& j) {
+  std::set<std::string> out;
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) out.insert(it.key());
+  }
+  return out;
 }
 
 const nlohmann::json* row(const nlohmann::json& doc, const std::string& recipe) {
@@ -50,24 +68,27 @@ const nlohmann::json* row(const nlohmann::json& doc, const std::string& recipe) 
 // it claims in two fault-injected scenarios on a standalone server the command starts, and
 // herd-freedom is reported as not judged.
 TEST(CheckReal, FairMutexPassesOnAStandaloneServerThroughTheCli) {
-  const std::string cmd =
-      std::string(LOCKSTEP_BIN) + " check --real --recipe fair-mutex --seeds 2 --json 2>&1";
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
-  const int status = ::pclose(pipe);
-  ASSERT_EQ(status, 0) << out;
-  const nlohmann::json doc = nlohmann::json::parse(out, nullptr, false);
-  const nlohmann::json* r = row(doc, "fair-mutex");
-  ASSERT_NE(r, nullptr) << out;
-  EXPECT_EQ((*r)["status"], "pass") << out;
-  EXPECT_EQ((*r)["runs"], 2) << out;
-  EXPECT_EQ((*r)["properties"]["mutual-exclusion"], "pass") << out;
-  EXPECT_EQ((*r)["properties"]["liveness"], "pass") << out;
-  EXPECT_EQ((*r)["properties"]["herd-free"], "not-judged") << out;
-  EXPECT_NE(doc["server"].get<std::string>().find("standalone"), std::string::npos) << out;
+  const Ran r = run_main({"--real", "--recipe", "fair-mutex", "--seeds", "2", "--json"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const nlohmann::json* row_fair = row(r.json, "fair-mutex");
+  ASSERT_NE(row_fair, nullptr) << r.out;
+  EXPECT_EQ((*row_fair)["verdict"], "pass") << r.out;
+  EXPECT_EQ((*row_fair)["seeds_run"], 2) << r.out;
+  EXPECT_EQ((*row_fair)["properties"]["mutual-exclusion"], "pass") << r.out;
+  EXPECT_EQ((*row_fair)["properties"]["liveness"], "pass") << r.out;
+  EXPECT_EQ((*row_fair)["properties"]["herd-free"], "not-judged") << r.out;
+  EXPECT_EQ(r.json["backend"], "standalone") << r.out;
+  EXPECT_NE(r.json["server"].get<std::string>().find("standalone"), std::string::npos) << r.out;
+
+  // One schema: `check --json` on the simulator has exactly the same keys, at the top and in
+  // each result.
+  const Ran sim = run_main({"--recipe", "fair-mutex", "--seeds", "2", "--json"});
+  ASSERT_EQ(sim.status, 0) << sim.out << sim.err;
+  EXPECT_EQ(sim.json["backend"], "simulator");
+  EXPECT_TRUE(sim.json["server"].is_null());
+  EXPECT_EQ(keys(sim.json), keys(r.json));
+  ASSERT_NE(row(sim.json, "fair-mutex"), nullptr) << sim.out;
+  EXPECT_EQ(keys(*row(sim.json, "fair-mutex")), keys(*row_fair));
 }
 
 // A broken variant is caught on the real server by the property its claims name (the lost
@@ -80,13 +101,13 @@ TEST(CheckReal, BrokenVariantCaughtAndSimulatorOnlyVariantNotProvokable) {
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   const nlohmann::json* caught = row(r.json, "broken/no-id-in-name");
   ASSERT_NE(caught, nullptr) << r.out << r.err;
-  EXPECT_EQ((*caught)["status"], "violated") << r.out;
+  EXPECT_EQ((*caught)["verdict"], "violated") << r.out;
   EXPECT_EQ((*caught)["properties"]["liveness"], "violated") << r.out;
   EXPECT_EQ((*caught)["as_expected"], true) << r.out;
   const nlohmann::json* herd = row(r.json, "broken/watch-first");
   ASSERT_NE(herd, nullptr) << r.out;
-  EXPECT_EQ((*herd)["status"], "not-provokable") << r.out;
-  EXPECT_EQ((*herd)["runs"], 0) << r.out;
+  EXPECT_EQ((*herd)["verdict"], "not-provokable") << r.out;
+  EXPECT_EQ((*herd)["seeds_run"], 0) << r.out;
   EXPECT_FALSE((*herd)["not_provokable_reason"].is_null()) << r.out;
 }
 
@@ -111,8 +132,8 @@ TEST(CheckReal, FairMutexPassesOnAnEnsembleThroughALeaderRestart) {
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   const nlohmann::json* row_fair = row(r.json, "fair-mutex");
   ASSERT_NE(row_fair, nullptr) << r.out << r.err;
-  EXPECT_EQ((*row_fair)["status"], "pass") << r.out;
-  EXPECT_EQ((*row_fair)["runs"], 1) << r.out;
+  EXPECT_EQ((*row_fair)["verdict"], "pass") << r.out;
+  EXPECT_EQ((*row_fair)["seeds_run"], 1) << r.out;
   EXPECT_NE(r.json["server"].get<std::string>().find("ensemble of 3"), std::string::npos);
 }
 
@@ -123,6 +144,8 @@ TEST(CheckReal, SimulatorOnlyFlagsAreUsageErrors) {
   EXPECT_EQ(run_main({"--real", "--no-shrink"}).status, 2);
   EXPECT_EQ(run_main({"--real", "--faults", "pause"}).status, 2);
   EXPECT_EQ(run_main({"--real", "--ensemble"}).status, 2);
+  EXPECT_NE(run_main({"--real", "--jobs", "2"}).err.find("not available with --real"),
+            std::string::npos);
   const Ran help = run_main({"--real", "--help"});
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.out.find("--ensemble"), std::string::npos);

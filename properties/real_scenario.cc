@@ -1,7 +1,7 @@
-// The scenarios of `lockstep check --real`: generate_real_scenario (properties/check_real.h).
+// The scenarios of `lockstep check --real`: generate_real_scenario (properties/real_backend.h).
 #include <algorithm>
 
-#include "properties/check_real.h"
+#include "properties/real_backend.h"
 #include "zk/random.h"
 
 namespace lockstep::properties {

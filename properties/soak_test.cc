@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,26 +25,34 @@ uint64_t soak_seeds() {
 }
 
 // Every correct recipe passes every property it claims in each of the window's seeds, with the
-// default fault mix (any violation prints the table and the reproduce command, and fails).
+// default fault mix (any violation prints the property, the message and the reproduce command,
+// and fails).
 TEST(Soak, EveryCorrectRecipePassesTheFixedSeedWindow) {
-  std::vector<std::string> args = {
-      "check", "--seeds",    std::to_string(soak_seeds()), "--first-seed", "1", "--jobs",
-      "2",     "--no-traces"};
-  size_t correct = 0;
+  CheckOptions o;
+  o.seeds = soak_seeds();
+  o.first_seed = 1;
+  o.jobs = 2;
+  std::vector<const recipes::RecipeInfo*> todo;
   for (const recipes::RecipeInfo& r : recipes::registry()) {
-    if (r.expected != recipes::Expected::kCorrect) continue;
-    args.push_back("--recipe");
-    args.push_back(r.name);
-    ++correct;
+    if (r.expected == recipes::Expected::kCorrect) todo.push_back(&r);
   }
-  ASSERT_GE(correct, 7u);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  std::ostringstream out, err;
-  const int code = check_main(static_cast<int>(argv.size()), argv.data(), out, err);
-  std::printf("%s", out.str().c_str());
-  EXPECT_EQ(code, 0) << out.str() << err.str();
-  EXPECT_NE(out.str().find("every recipe behaved as expected"), std::string::npos) << out.str();
+  ASSERT_GE(todo.size(), 7u);
+  const HostRun run = check_recipes_forked(todo, o, nullptr);
+  ASSERT_EQ(run.interrupted, nullptr);
+  ASSERT_EQ(run.results.size(), todo.size());
+  for (const RecipeResult& r : run.results) {
+    EXPECT_EQ(r.seeds_run, o.seeds) << r.recipe;
+    std::printf("%-16s %llu seeds: %s\n", r.recipe.c_str(),
+                static_cast<unsigned long long>(r.seeds_run), r.as_expected() ? "pass" : "FAILED");
+    for (int i = 0; i < kPropertyCount; ++i) {
+      const PropertyResult& p = r.properties[i];
+      EXPECT_FALSE(p.seed.has_value())
+          << r.recipe << " " << to_string(static_cast<Property>(i)) << " at seed "
+          << p.seed.value_or(0) << ": " << p.message
+          << "\n  reproduce: ./lockstep check --recipe " << r.recipe << " --seed "
+          << p.seed.value_or(0);
+    }
+  }
 }
 
 }  // namespace

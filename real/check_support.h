@@ -1,7 +1,7 @@
 // lockstep real client: the host side of `lockstep check --real` / `--ensemble` (process
 // signals, the server's prerequisites, and the cluster's health between runs).
 //
-// These are the wall-clock and process parts that the check engine (properties/check_real.h)
+// These are the wall-clock and process parts that the check engine (properties/real_backend.h)
 // must not contain itself: properties/ stays free of signals, threads and clocks.
 //
 // InterruptGuard: while one exists, SIGINT, SIGTERM and SIGHUP only set a flag (interrupted())

@@ -1,6 +1,6 @@
 // The property workload (properties/workload.h) and its checkers on Debian's real ZooKeeper
 // server: the same recipe code, the same workload and the same judging as in the simulator,
-// through the engine of `lockstep check --real` (properties/check_real.h run_real_scenario),
+// through the engine of `lockstep check --real` (properties/real_backend.h run_real_scenario),
 // with faults written as data (sim::Fault) and made by the real harness (a proxy that loses a
 // create's reply, forced expiry of a client cut off at its proxies, a leader kill and restart).
 // Herd-freedom is not judged there (no herd counters on a real server).
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "properties/check_real.h"
+#include "properties/real_backend.h"
 #include "properties/claims.h"
 #include "properties/scenario.h"
 #include "properties/suite.h"

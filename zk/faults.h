@@ -7,13 +7,13 @@
 // its own table of names.
 //
 // A Fault is a plain value (faults are data, STYLE rule 5): the simulator injects it
-// (sim::World::inject), the real check harness drives it with proxies and server restarts
-// (properties/check_real.cc), traces store it (traces/FORMAT.md). Recipes never include this
+// (sim::World::inject), the real server's driver injects it with proxies and server restarts
+// (real::FaultDriver, real/faults.h), traces store it (traces/FORMAT.md). Recipes never include this
 // header.
 //
 // Adding a fault kind: an enumerator and kFaultKindCount, its descriptor below (checked against
 // the enum at compile time), the simulator's implementation (sim/faults.cc), and, when the real
-// server can be made to do it, the real driver's case (properties/check_real.cc); and its row in
+// server can be made to do it, the real driver's case (real/faults.cc); and its row in
 // README.md's "Fault kinds" table (sim_test checks the table against kFaultDescriptors).
 //
 // Invariants (checked at compile time): kFaultDescriptors has one entry per kind, in FaultKind
@@ -70,7 +70,7 @@ inline constexpr int kFaultRequestsCount = 3;
 // The backends that can inject a kind (bits of FaultDescriptor::backends).
 enum FaultBackend : uint8_t {
   kSimulator = 1u << 0,   // sim::World::inject (sim/faults.cc)
-  kRealServer = 1u << 1,  // the real check driver (properties/check_real.cc)
+  kRealServer = 1u << 1,  // real::FaultDriver (real/faults.cc)
 };
 
 // The typed parameters of a Fault a kind reads (bits of FaultDescriptor::params), besides `at`.

@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "cli/check.h"
 #include "properties/check.h"
 #include "properties/claims.h"
 #include "properties/suite.h"
@@ -29,12 +32,17 @@ using testing::run_command;
 using testing::TempDir;
 using testing::write_file;
 
+// `lockstep check ARGS` in this process, with the saver the CLI installs.
 CommandResult check(const std::vector<std::string>& args) {
-  return run_command(
-      [](int argc, char** argv, std::ostream& out, std::ostream& err) {
-        return properties::check_main(argc, argv, out, err, false, save_check_failure);
-      },
-      "check", args);
+  std::ostringstream out, err;
+  std::streambuf* const cerr = std::cerr.rdbuf(err.rdbuf());
+  const std::optional<cli::Args> parsed = cli::parse_args(cli::kCheckCommand, args);
+  CommandResult r;
+  r.code = parsed ? cli::run_check(*parsed, out, err, false, save_check_failure) : cli::kExitUsage;
+  std::cerr.rdbuf(cerr);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
 }
 
 // The paths printed after "  trace:     " in the table output, in order.
