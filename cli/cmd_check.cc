@@ -54,10 +54,6 @@ struct Request {
   bool event_log = false;
 };
 
-// Short column headings for the table, in Property order.
-constexpr const char* kColumns[kPropertyCount] = {"mutex",  "fenced", "fifo",  "live",
-                                                  "orphan", "herd",   "reent", "tmout"};
-
 // The command that reruns `seed` of `recipe` as this run ran it.
 std::string repro(const Request& rq, const std::string& recipe, uint64_t seed) {
   std::string cmd = "./lockstep check";
@@ -88,8 +84,8 @@ void print_table(const std::vector<RecipeResult>& results, const Request& rq, st
   for (const RecipeResult& r : results) width = std::max(width, r.recipe.size());
   char buf[64];
   out << "recipe" << std::string(width - 6 + 2, ' ') << "expected ";
-  for (const char* c : kColumns) {
-    std::snprintf(buf, sizeof buf, "%-10s", c);
+  for (int i = 0; i < kPropertyCount; ++i) {
+    std::snprintf(buf, sizeof buf, "%-10s", column_name(static_cast<Property>(i)));
     out << buf;
   }
   out << "seeds    result\n";
@@ -106,7 +102,8 @@ void print_table(const std::vector<RecipeResult>& results, const Request& rq, st
   }
   out << "columns: ";
   for (int i = 0; i < kPropertyCount; ++i) {
-    out << (i ? ", " : "") << kColumns[i] << "=" << to_string(static_cast<Property>(i));
+    const auto p = static_cast<Property>(i);
+    out << (i ? ", " : "") << column_name(p) << "=" << to_string(p);
   }
   out << "; pass = held in every seed where it applies, - = not judged"
       << (rq.where == Where::kSimulator ? "" : " (herd: never on a real server)")

@@ -17,6 +17,9 @@ constexpr const char* kPropertyNames[kPropertyCount] = {
     "mutual-exclusion", "fenced-safety", "fifo",       "liveness",
     "no-orphans",       "herd-free",     "reentrancy", "timeout-cleanup",
 };
+// Column headings of the check table, in Property order.
+constexpr const char* kPropertyColumns[kPropertyCount] = {"mutex",  "fenced", "fifo",  "live",
+                                                          "orphan", "herd",   "reent", "tmout"};
 
 std::string client_name(uint32_t c) { return "c" + std::to_string(c); }
 
@@ -166,6 +169,11 @@ std::map<uint32_t, Status> final_status(const History& h) {
 const char* to_string(Property p) {
   const int i = static_cast<int>(p);
   return (i >= 0 && i < kPropertyCount) ? kPropertyNames[i] : "?";
+}
+
+const char* column_name(Property p) {
+  const int i = static_cast<int>(p);
+  return (i >= 0 && i < kPropertyCount) ? kPropertyColumns[i] : "?";
 }
 
 bool parse_property(std::string_view name, Property* out) {

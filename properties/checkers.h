@@ -38,6 +38,7 @@ enum class Property : uint8_t {
 };
 constexpr int kPropertyCount = 8;
 const char* to_string(Property p);  // "mutual-exclusion", "fenced-safety", "fifo", ...
+const char* column_name(Property p);  // at most 6 letters, for tables: "mutex", "fenced", ...
 // Parses a name printed by to_string. Returns false for an unknown name.
 bool parse_property(std::string_view name, Property* out);
 
