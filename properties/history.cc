@@ -18,14 +18,7 @@ const char* state_name(recipes::LockState s) {
   return "?";
 }
 
-const char* role_name(recipes::Role r) {
-  switch (r) {
-    case recipes::Role::kExclusive: return "exclusive";
-    case recipes::Role::kRead: return "read";
-    case recipes::Role::kWrite: return "write";
-  }
-  return "?";
-}
+const char* role_name(recipes::Role r) { return recipes::to_string(r); }
 
 }  // namespace
 

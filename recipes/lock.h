@@ -44,6 +44,15 @@ struct Grant {
 };
 
 enum class Role : uint8_t { kExclusive, kRead, kWrite };
+// "exclusive", "read", "write" (inline: the history and checkers use it without the library).
+inline const char* to_string(Role r) {
+  switch (r) {
+    case Role::kExclusive: return "exclusive";
+    case Role::kRead: return "read";
+    case Role::kWrite: return "write";
+  }
+  return "?";
+}
 
 struct LockOptions {
   std::string path;              // the lock's directory (e.g. "/locks/orders"); created if missing

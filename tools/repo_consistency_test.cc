@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -89,6 +90,42 @@ TEST(Readme, RelativeLinksResolve) {
     }
   }
   EXPECT_GT(links, 0) << "README.md should link to recipes/README.md";
+}
+
+// Every area of the build (a folder with its own CMakeLists.txt) has a README.md that the
+// README's layout table links to, so the map of the house names every room.
+TEST(Readme, EveryAreaHasAReadmeInTheLayoutTable) {
+  std::string layout;
+  bool in = false;
+  for (const std::string& line : read_lines(kRoot + "/README.md")) {
+    if (line.rfind("## ", 0) == 0) {
+      if (in) break;
+      in = line == "## Layout";
+      continue;
+    }
+    if (in) layout += line + "\n";
+  }
+  ASSERT_FALSE(layout.empty()) << "README.md has no '## Layout' section";
+  int areas = 0;
+  for (const std::string& line : read_lines(kRoot + "/CMakeLists.txt")) {
+    const size_t at = line.find("foreach(dir ");
+    if (at == std::string::npos) continue;
+    std::string dirs = line.substr(at + 12, line.find(')') - at - 12);
+    dirs += " zk";
+    for (size_t start = 0; start < dirs.size();) {
+      const size_t space = std::min(dirs.find(' ', start), dirs.size());
+      const std::string dir = dirs.substr(start, space - start);
+      start = space + 1;
+      if (dir.empty() || dir.rfind("tests/", 0) == 0) continue;  // covered by recipes/README.md
+      ++areas;
+      struct stat st {};
+      EXPECT_EQ(stat((kRoot + "/" + dir + "/README.md").c_str(), &st), 0)
+          << dir << "/ has no README.md";
+      EXPECT_NE(layout.find("](" + dir + "/README.md)"), std::string::npos)
+          << "the layout table does not link " << dir << "/README.md";
+    }
+  }
+  EXPECT_GE(areas, 12) << "the top-level CMakeLists.txt's area list was not found";
 }
 
 // The entry script is committed executable, so `./lockstep` works on a fresh clone.

@@ -38,14 +38,7 @@ struct SchemaError {
   std::string message;
 };
 
-const char* role_name(recipes::Role r) {
-  switch (r) {
-    case recipes::Role::kExclusive: return "exclusive";
-    case recipes::Role::kRead: return "read";
-    case recipes::Role::kWrite: return "write";
-  }
-  return "?";
-}
+const char* role_name(recipes::Role r) { return recipes::to_string(r); }
 
 const char* fault_kind_name(sim::FaultKind k) { return zk::fault_name(k); }
 const char* target_name(zk::FaultTarget t) { return zk::fault_target_name(t); }
