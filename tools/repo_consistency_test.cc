@@ -30,20 +30,22 @@ std::string trim(std::string s) {
 // The shell commands of a line: the text before a '#' comment, trimmed.
 std::string command_of(const std::string& line) { return trim(line.substr(0, line.find('#'))); }
 
-// The lines of the "## Quick start" section of README.md (up to the next "## " heading).
-std::vector<std::string> quick_start_section() {
+// The lines of the README.md section under `heading` (up to the next "## " heading).
+std::vector<std::string> readme_section(const std::string& heading) {
   std::vector<std::string> section;
   bool in = false;
   for (const std::string& line : read_lines(kRoot + "/README.md")) {
     if (line.rfind("## ", 0) == 0) {
       if (in) break;
-      in = line == "## Quick start";
+      in = line == heading;
       continue;
     }
     if (in) section.push_back(line);
   }
   return section;
 }
+
+std::vector<std::string> quick_start_section() { return readme_section("## Quick start"); }
 
 // The README's quick start holds one code block whose commands are exactly `./lockstep check`
 // and `./lockstep test`, in that order; adding a third step or a setup line makes this fail.
@@ -96,15 +98,7 @@ TEST(Readme, RelativeLinksResolve) {
 // README's layout table links to, so the map of the house names every room.
 TEST(Readme, EveryAreaHasAReadmeInTheLayoutTable) {
   std::string layout;
-  bool in = false;
-  for (const std::string& line : read_lines(kRoot + "/README.md")) {
-    if (line.rfind("## ", 0) == 0) {
-      if (in) break;
-      in = line == "## Layout";
-      continue;
-    }
-    if (in) layout += line + "\n";
-  }
+  for (const std::string& line : readme_section("## Layout")) layout += line + "\n";
   ASSERT_FALSE(layout.empty()) << "README.md has no '## Layout' section";
   int areas = 0;
   for (const std::string& line : read_lines(kRoot + "/CMakeLists.txt")) {
