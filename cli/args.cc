@@ -1,6 +1,7 @@
-// Flag parsing and usage errors shared by every subcommand (see cli/cli.h).
+// Flag parsing, usage errors and dispatch shared by every subcommand (see cli/cli.h).
+#include <algorithm>
 #include <charconv>
-#include <iostream>
+#include <ostream>
 
 #include "cli/cli.h"
 
@@ -31,8 +32,8 @@ const Command* find_command(std::string_view name) {
   return nullptr;
 }
 
-int usage_error(const Command& command, std::string_view message) {
-  std::cerr << "lockstep " << command.name << ": " << message << "\n"
+int usage_error(const Command& command, std::string_view message, std::ostream& err) {
+  err << "lockstep " << command.name << ": " << message << "\n"
             << "Run 'lockstep help " << command.name << "' for its usage.\n";
   return kExitUsage;
 }
@@ -55,7 +56,8 @@ std::string flag_list(const Command& command) {
 
 }  // namespace
 
-std::optional<Args> parse_args(const Command& command, const std::vector<std::string>& argv) {
+std::optional<Args> parse_args(const Command& command, const std::vector<std::string>& argv,
+                               std::ostream& err) {
   Args args;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
@@ -66,12 +68,14 @@ std::optional<Args> parse_args(const Command& command, const std::vector<std::st
     if (a.rfind("--", 0) != 0 || a.size() == 2) {
       if (!a.empty() && a[0] == '-') {
         usage_error(command, "unknown option '" + a + "'; flags are spelled --name (" +
-                                 flag_list(command) + ")");
+                                 flag_list(command) + ")",
+                    err);
         return std::nullopt;
       }
       if (command.positional.empty()) {
         usage_error(command, "unexpected argument '" + a + "'; '" + command.name +
-                                 "' takes no arguments (" + flag_list(command) + ")");
+                                 "' takes no arguments (" + flag_list(command) + ")",
+                    err);
         return std::nullopt;
       }
       args.positional.push_back(a);
@@ -85,12 +89,12 @@ std::optional<Args> parse_args(const Command& command, const std::vector<std::st
     }
     const FlagSpec* spec = find_flag(command, name);
     if (spec == nullptr) {
-      usage_error(command, "unknown flag '--" + name + "' (" + flag_list(command) + ")");
+      usage_error(command, "unknown flag '--" + name + "' (" + flag_list(command) + ")", err);
       return std::nullopt;
     }
     if (spec->value_name.empty()) {
       if (inline_value) {
-        usage_error(command, "flag '--" + name + "' takes no value; write just --" + name);
+        usage_error(command, "flag '--" + name + "' takes no value; write just --" + name, err);
         return std::nullopt;
       }
       args.flags[name] = "";
@@ -99,7 +103,7 @@ std::optional<Args> parse_args(const Command& command, const std::vector<std::st
     if (!inline_value) {
       if (i + 1 >= argv.size()) {
         usage_error(command,
-                    "flag '--" + name + "' needs a value: --" + name + " " + spec->value_name);
+                    "flag '--" + name + "' needs a value: --" + name + " " + spec->value_name, err);
         return std::nullopt;
       }
       inline_value = argv[++i];
@@ -112,7 +116,7 @@ std::optional<Args> parse_args(const Command& command, const std::vector<std::st
 
 std::optional<uint64_t> parse_uint_flag(const Command& command, const Args& args,
                                         std::string_view name, uint64_t fallback, uint64_t min,
-                                        uint64_t max) {
+                                        uint64_t max, std::ostream& err) {
   if (!args.has(name)) return fallback;
   const std::string text = args.get(name, "");
   uint64_t v = 0;
@@ -120,18 +124,62 @@ std::optional<uint64_t> parse_uint_flag(const Command& command, const Args& args
   if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
     usage_error(command, "flag '--" + std::string(name) + "' wants a whole number from " +
                              std::to_string(min) + " to " + std::to_string(max) + ", not '" + text +
-                             "'");
+                             "'",
+                err);
     return std::nullopt;
   }
   return v;
 }
 
-int call_with_argv(const std::vector<std::string>& args,
-                   const std::function<int(int, char**)>& fn) {
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  return fn(static_cast<int>(args.size()), argv.data());
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) items.emplace_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
+namespace {
+
+// Prints `problem`, the command list and where to read more; returns kExitUsage.
+int top_level_usage_error(const std::string& problem, std::ostream& err) {
+  err << "lockstep: " << problem << "\n"
+      << "usage: lockstep COMMAND [flags]; commands:";
+  for (const Command* c : commands()) err << " " << c->name;
+  err << "\nRun 'lockstep help' for what each one does.\n";
+  return kExitUsage;
+}
+
+}  // namespace
+
+int run_command_line(const std::vector<std::string>& argv, const Io& io) {
+  if (argv.empty()) return top_level_usage_error("no command given.", io.err);
+  std::string name = argv[0];
+  if (name == "-h" || name == "--help") name = "help";
+  if (name == "--version") name = "version";
+  const Command* command = find_command(name);
+  if (command == nullptr) {
+    return top_level_usage_error("unknown command '" + argv[0] + "'.", io.err);
+  }
+  std::optional<Args> args = parse_args(*command, {argv.begin() + 1, argv.end()}, io.err);
+  if (!args) return kExitUsage;
+  if (args->has("help")) {
+    print_command_usage(*command, io.out);
+    return kExitOk;
+  }
+  return command->run(*command, *args, io);
+}
+
+void print_exit_codes(std::ostream& out) {
+  for (const ExitCode& e : kExitCodes) {
+    std::string left = std::to_string(e.code) + "  " + e.name;
+    out << "  " << left;
+    for (size_t pad = left.size(); pad < 20; ++pad) out << ' ';
+    out << e.meaning << "\n";
+  }
 }
 
 void print_command_usage(const Command& command, std::ostream& out) {
@@ -139,8 +187,7 @@ void print_command_usage(const Command& command, std::ostream& out) {
   if (!command.flags.empty()) out << " [flags]";
   if (!command.positional.empty()) out << " " << command.positional;
   out << "\n\n" << command.summary << "\n";
-  if (command.flags.empty()) return;
-  out << "\nflags:\n";
+  if (!command.flags.empty()) out << "\nflags:\n";
   for (const FlagSpec& f : command.flags) {
     std::string left = "--" + f.name;
     if (!f.value_name.empty()) left += " " + f.value_name;
@@ -148,6 +195,7 @@ void print_command_usage(const Command& command, std::ostream& out) {
     for (size_t pad = left.size(); pad < 18; ++pad) out << ' ';
     out << "  " << f.help << "\n";
   }
+  if (!command.details.empty()) out << "\n" << command.details;
 }
 
 }  // namespace lockstep::cli

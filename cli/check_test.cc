@@ -28,14 +28,12 @@ struct Outcome {
   std::string err;
 };
 
-// Runs `lockstep check ARGS` in this process: the one flag parser (its usage errors go to
-// std::cerr, caught here), then the command with its own streams.
+// Runs `lockstep check ARGS` in this process: the one flag parser, then the command, with their
+// own streams and `saver` for failure traces.
 Outcome run(const std::vector<std::string>& args, const TraceSaver& saver = nullptr) {
   std::ostringstream out, err;
-  std::streambuf* const cerr = std::cerr.rdbuf(err.rdbuf());
-  const std::optional<Args> parsed = parse_args(kCheckCommand, args);
+  const std::optional<Args> parsed = parse_args(kCheckCommand, args, err);
   const int code = parsed ? run_check(*parsed, out, err, false, saver) : kExitUsage;
-  std::cerr.rdbuf(cerr);
   return {code, out.str(), err.str()};
 }
 

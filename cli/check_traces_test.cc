@@ -18,7 +18,6 @@
 #include "properties/check.h"
 #include "properties/claims.h"
 #include "properties/suite.h"
-#include "traces/commands.h"
 #include "traces/record.h"
 #include "traces/test_util.h"
 #include "traces/trace.h"
@@ -35,11 +34,9 @@ using testing::write_file;
 // `lockstep check ARGS` in this process, with the saver the CLI installs.
 CommandResult check(const std::vector<std::string>& args) {
   std::ostringstream out, err;
-  std::streambuf* const cerr = std::cerr.rdbuf(err.rdbuf());
-  const std::optional<cli::Args> parsed = cli::parse_args(cli::kCheckCommand, args);
+  const std::optional<cli::Args> parsed = cli::parse_args(cli::kCheckCommand, args, err);
   CommandResult r;
   r.code = parsed ? cli::run_check(*parsed, out, err, false, save_check_failure) : cli::kExitUsage;
-  std::cerr.rdbuf(cerr);
   r.out = out.str();
   r.err = err.str();
   return r;
@@ -91,8 +88,8 @@ TEST(CheckSavesTraces, EveryFailingSeedIsSavedAndReplaysExactly) {
         std::string::npos)
         << r.out;
     EXPECT_EQ(std::filesystem::path(path).filename().string(), trace_file_name(*t));
-    const CommandResult replay = run_command(replay_main, "replay", {path});
-    EXPECT_EQ(replay.code, kExitOk) << replay.out << replay.err;
+    const CommandResult replay = run_command("replay", {path});
+    EXPECT_EQ(replay.code, cli::kExitOk) << replay.out << replay.err;
   }
   EXPECT_EQ(json_files(traces_dir), std::set<std::string>(paths.begin(), paths.end()));
 
@@ -191,7 +188,7 @@ TEST(CheckSavesTraces, TheSavedScenarioIsShrunkUnlessNoShrink) {
       << properties::describe(as_run);
   ASSERT_NE(t->violation(), nullptr);
   EXPECT_EQ(t->violation()->property, properties::Property::kMutualExclusion);
-  EXPECT_EQ(run_command(replay_main, "replay", {shrunk[0]}).code, kExitOk);
+  EXPECT_EQ(run_command("replay", {shrunk[0]}).code, cli::kExitOk);
 
   const CommandResult raw =
       check({"--recipe", recipe.name, "--seeds", "50", "--faults", "connection-loss,delay",

@@ -1,21 +1,19 @@
 // lockstep CLI: the command table and the flag parser every subcommand shares.
 //
 // The binary (target `lockstep`, built at build/cli/lockstep and run through the top-level
-// ./lockstep script) is a thin dispatcher: cli/main.cc looks the first argument up in commands()
-// and hands the rest to that command's run(). Each subcommand lives in its own cli/cmd_*.cc and
-// exports one `const Command`. Commands whose engine lives in a library and parses its own flags
-// (check: properties/check.h, explore: explore/explore.h, replay/recheck/show/corpus:
-// traces/commands.h) use run_raw and receive their arguments untouched (run_library_main below
-// hands an engine with the usual (argc, argv, out, err) entry point the standard streams).
+// ./lockstep script) is a thin dispatcher: cli/main.cc hands its arguments to run_command_line,
+// which looks the first one up in commands(), parses the rest against that command's flags with
+// the one parser below and calls its run(). Each subcommand lives in its own cli/cmd_*.cc and
+// exports one `const Command`; it owns its flags, its printing and its exit codes, and calls an
+// engine that takes values (properties/check.h, explore/search.h, traces/record.h, ...). No
+// library below cli/ sees argv.
 //
 // Exit codes: kExitCodes below, one table for every command. A usage error always says what was
 // wrong and how to fix it. Single-threaded; no global state beyond the constant command table.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <iosfwd>
-#include <iostream>
 #include <map>
 #include <optional>
 #include <string>
@@ -78,54 +76,57 @@ struct Args {
   std::vector<std::string> all(std::string_view name) const;
 };
 
+// Where a command writes: its report to `out`, diagnostics and usage errors to `err`.
+struct Io {
+  std::ostream& out;
+  std::ostream& err;
+  bool interactive = false;  // `err` is a terminal: a progress line may be redrawn on it
+};
+
 struct Command {
   std::string name;
   std::string summary;     // one line, for `lockstep help`
   std::string positional;  // e.g. "[COMMAND]"; empty when the command takes none
   std::vector<FlagSpec> flags;
-  // Returns an exit code. Usage errors found after parsing (a value out of range) go through
-  // usage_error() so they read like the parser's own.
-  int (*run)(const Command& self, const Args& args) = nullptr;
-  // For a command that parses its own flags (and --help, and its own usage errors, exit 2):
-  // gets the arguments untouched, argv[0] being the command's name. Set either this or run.
-  int (*run_raw)(const std::vector<std::string>& argv) = nullptr;
+  // Returns an exit code of kExitCodes. Usage errors found after parsing (a value out of range)
+  // go through usage_error() so they read like the parser's own.
+  int (*run)(const Command& self, const Args& args, const Io& io) = nullptr;
+  // More of the usage text, printed after the flags: what the output holds, the exit codes the
+  // command returns (one line each: "N  meaning"). Empty for none.
+  std::string details;
 };
 
 // Every subcommand, in the order `lockstep help` lists them.
 const std::vector<const Command*>& commands();
 const Command* find_command(std::string_view name);
 
-// Parses argv after the subcommand name. Accepts "--flag", "--flag VALUE", "--flag=VALUE" and
-// "-h"/"--help" (reported as the flag "help"). On an error, prints it (with the fix) to stderr
-// and returns nullopt.
-std::optional<Args> parse_args(const Command& command, const std::vector<std::string>& argv);
+// Runs one command line: argv[0] names the command ("help" for -h/--help, "version" for
+// --version), the rest are its flags and arguments. Returns the exit code.
+int run_command_line(const std::vector<std::string>& argv, const Io& io);
 
-// Prints "lockstep <command>: <message>" and how to get help; returns kExitUsage.
-int usage_error(const Command& command, std::string_view message);
+// Parses argv after the subcommand name. Accepts "--flag", "--flag VALUE", "--flag=VALUE" and
+// "-h"/"--help" (reported as the flag "help"). On an error, prints it (with the fix) to `err`
+// and returns nullopt.
+std::optional<Args> parse_args(const Command& command, const std::vector<std::string>& argv,
+                               std::ostream& err);
+
+// Prints "lockstep <command>: <message>" and how to get help to `err`; returns kExitUsage.
+int usage_error(const Command& command, std::string_view message, std::ostream& err);
 
 // Parses a non-negative decimal integer flag value in [min, max]; on failure reports a usage
-// error naming the flag and returns nullopt.
+// error naming the flag to `err` and returns nullopt.
 std::optional<uint64_t> parse_uint_flag(const Command& command, const Args& args,
                                         std::string_view name, uint64_t fallback, uint64_t min,
-                                        uint64_t max);
+                                        uint64_t max, std::ostream& err);
 
-// Calls `fn(argc, argv)` with `args` as a C argument vector (for run_raw commands that hand
-// over to a library entry point such as traces::replay_main).
-int call_with_argv(const std::vector<std::string>& args, const std::function<int(int, char**)>& fn);
-
-// A library entry point that parses its own flags and writes to the streams it is given
-// (explore::explore_main, traces::replay_main, ...).
-using LibraryMain = int (*)(int argc, char** argv, std::ostream& out, std::ostream& err);
-
-// The run_raw of a command backed by `Main`: hands it the arguments, stdout and stderr.
-template <LibraryMain Main>
-int run_library_main(const std::vector<std::string>& args) {
-  return call_with_argv(
-      args, [](int argc, char** argv) { return Main(argc, argv, std::cout, std::cerr); });
-}
+// Splits "a,b,c" on commas; empty items are dropped.
+std::vector<std::string> split_list(std::string_view text);
 
 // The full usage text of one command.
 void print_command_usage(const Command& command, std::ostream& out);
+
+// The exit-code table as README's "Exit codes" section and `lockstep help` print it.
+void print_exit_codes(std::ostream& out);
 
 // The subcommands, each defined in its own cli/cmd_*.cc.
 extern const Command kCheckCommand;

@@ -111,6 +111,10 @@ TEST(Cli, HelpListsCommandsAndFlags) {
   expect_run("selfcheck --help", 0, {"--seed N"});
   expect_run("help check", 0, {"--recipe NAME"});
   expect_run("help nosuch", kUsageError, {"no command named 'nosuch'"});
+  // The one exit-code table, and each command's own codes in its usage.
+  expect_run("help", 0, {"exit codes", "0  ok", "2  usage", "5  diverged", "130  interrupted"});
+  expect_run("help replay", 0, {"--allow-changed", "exit: 0 reproduced exactly, 5 diverged"});
+  expect_run("explore --help", 0, {"--recipe NAME", "4 incomplete"});
 }
 
 // `version` prints the project version.

@@ -314,11 +314,11 @@ std::vector<const recipes::RecipeInfo*> recipes_of(const CheckOptions& o) {
 }
 
 // The flags, checked: a usage error is printed (with how to fix it) and gives nullopt.
-std::optional<Request> parse_request(const Command& self, const Args& args) {
+std::optional<Request> parse_request(const Command& self, const Args& args, std::ostream& err) {
   Request rq;
   CheckOptions& o = rq.o;
   if (args.has("real") && args.has("ensemble")) {
-    usage_error(self, "give either --real or --ensemble, not both");
+    usage_error(self, "give either --real or --ensemble, not both", err);
     return std::nullopt;
   }
   rq.where = args.has("ensemble") ? Where::kEnsemble
@@ -329,7 +329,7 @@ std::optional<Request> parse_request(const Command& self, const Args& args) {
       if (!args.has(flag)) continue;
       usage_error(self, std::string("--") + flag +
                             " is not available with --real/--ensemble (one server; event logs, "
-                            "traces and shrinking belong to the simulator)");
+                            "traces and shrinking belong to the simulator)", err);
       return std::nullopt;
     }
   }
@@ -340,7 +340,7 @@ std::optional<Request> parse_request(const Command& self, const Args& args) {
   if (args.has("trace-dir")) {
     o.trace_dir = args.get("trace-dir", "");
     if (o.trace_dir.empty()) {
-      usage_error(self, "--trace-dir needs a directory");
+      usage_error(self, "--trace-dir needs a directory", err);
       return std::nullopt;
     }
   }
@@ -348,16 +348,16 @@ std::optional<Request> parse_request(const Command& self, const Args& args) {
     if (recipes::find_recipe(name) == nullptr) {
       std::string known;
       for (const recipes::RecipeInfo& r : recipes::registry()) known += " " + r.name;
-      usage_error(self, "unknown recipe '" + name + "'; known:" + known);
+      usage_error(self, "unknown recipe '" + name + "'; known:" + known, err);
       return std::nullopt;
     }
     o.recipes.push_back(name);
   }
   const uint64_t default_seeds = rq.where == Where::kSimulator ? 100 : kRealDefaultSeeds;
-  const auto seeds = parse_uint_flag(self, args, "seeds", default_seeds, 1, 100000000);
-  const auto first = parse_uint_flag(self, args, "first-seed", 1, 0, kMaxSeed);
-  const auto seed = parse_uint_flag(self, args, "seed", 0, 0, kMaxSeed);
-  const auto jobs = parse_uint_flag(self, args, "jobs", 1, 1, 256);
+  const auto seeds = parse_uint_flag(self, args, "seeds", default_seeds, 1, 100000000, err);
+  const auto first = parse_uint_flag(self, args, "first-seed", 1, 0, kMaxSeed, err);
+  const auto seed = parse_uint_flag(self, args, "seed", 0, 0, kMaxSeed, err);
+  const auto jobs = parse_uint_flag(self, args, "jobs", 1, 1, 256, err);
   if (!seeds || !first || !seed || !jobs) return std::nullopt;
   o.seeds = *seeds;
   o.first_seed = *first;
@@ -365,7 +365,7 @@ std::optional<Request> parse_request(const Command& self, const Args& args) {
   o.jobs = static_cast<uint32_t>(*jobs);
   if (args.has("first-seed") && o.seed) {
     usage_error(self, "--first-seed starts a range of --seeds N and --seed S runs one seed; give "
-                      "one");
+                      "one", err);
     return std::nullopt;
   }
 #ifdef LOCKSTEP_HAVE_REAL
@@ -388,14 +388,14 @@ std::optional<Request> parse_request(const Command& self, const Args& args) {
         std::string real;
         for (sim::FaultKind r : properties::real_fault_kinds()) real += " " + std::string(zk::fault_name(r));
         usage_error(self, "fault kind '" + name + "' is simulator-only; on a real server:" + real +
-                              " (or none)");
+                              " (or none)", err);
         return std::nullopt;
       }
 #endif
       if (!known) {
         std::string all;
         for (sim::FaultKind f : properties::all_fault_kinds()) all += " " + std::string(zk::fault_name(f));
-        usage_error(self, "unknown fault kind '" + name + "'; known:" + all + " (or none)");
+        usage_error(self, "unknown fault kind '" + name + "'; known:" + all + " (or none)", err);
         return std::nullopt;
       }
       o.faults.insert(k);
@@ -523,18 +523,15 @@ int check_on_real(const Request& rq, std::ostream& out, std::ostream& err, bool 
 #endif
 }
 
-int run_check_command(const Command&, const Args& args) {
-  // The progress line goes to stderr, so it is drawn when stderr is a terminal (a log file gets
-  // no carriage returns, and `check > out.txt` still shows it).
-  return run_check(args, std::cout, std::cerr, isatty(STDERR_FILENO) != 0,
-                   traces::save_check_failure);
+int run_check_command(const Command&, const Args& args, const Io& io) {
+  return run_check(args, io.out, io.err, io.interactive, traces::save_check_failure);
 }
 
 }  // namespace
 
 int run_check(const Args& args, std::ostream& out, std::ostream& err, bool interactive,
               const properties::TraceSaver& save_trace) {
-  std::optional<Request> rq = parse_request(kCheckCommand, args);
+  std::optional<Request> rq = parse_request(kCheckCommand, args, err);
   if (!rq) return kExitUsage;
   if (rq->where == Where::kSimulator) {
     return check_in_simulator(*rq, out, err, interactive, save_trace);
@@ -574,6 +571,11 @@ const Command kCheckCommand = {
             {"ensemble", "", "run on a real 3-server ensemble started on 127.0.0.1"},
         },
     .run = run_check_command,
+    .details =
+        "exit: 0 every recipe behaved as expected (a variant a real server cannot provoke does\n"
+        "      not fail the run), 1 a correct recipe failed, a broken variant was not caught or\n"
+        "      the real harness failed, 2 usage error, 3 no server can be started (--real,\n"
+        "      --ensemble), 130 interrupted (the verdicts cover the seeds fully run)\n",
 };
 
 }  // namespace lockstep::cli

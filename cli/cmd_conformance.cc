@@ -1,13 +1,11 @@
 // `lockstep conformance`: the differential tester (fidelity/differential.h). Random operation
 // sequences run one operation at a time on the simulator and on Debian's ZooKeeper server
 // (started here on 127.0.0.1 and stopped by pid at the end); every outcome is compared through
-// fidelity/compare.h's list of the server's freedoms. Exit 0 when nothing differs, 1 on any
-// mismatch, 2 for a usage error, 3 when the server cannot be started (java or the zookeeper
-// package missing), as `check --real`.
-#include <unistd.h>
-
+// fidelity/compare.h's list of the server's freedoms. Exit (cli/cli.h) 0 when nothing differs,
+// 1 on any mismatch, 2 for a usage error, 3 when the server cannot be started (java or the
+// zookeeper package missing), as `check --real`.
 #include <algorithm>
-#include <iostream>
+#include <ostream>
 
 #include "cli/cli.h"
 #ifdef LOCKSTEP_HAVE_FIDELITY
@@ -18,26 +16,24 @@
 namespace lockstep::cli {
 namespace {
 
-constexpr int kExitNoServer = 3;
-
 #ifdef LOCKSTEP_HAVE_FIDELITY
 // --cases: every saved case on the simulator and (unless --sim-only) the real server.
-int run_saved_cases(const Args& args, const std::string& dir) {
+int run_saved_cases(const Args& args, const std::string& dir, const Io& io) {
   std::vector<fidelity::Case> cases;
   std::string error;
   if (!fidelity::load_cases(dir, &cases, &error)) {
-    std::cerr << "lockstep conformance: " << error << "\n";
+    io.err << "lockstep conformance: " << error << "\n";
     return kExitUsage;
   }
   if (cases.empty()) {
-    std::cerr << "lockstep conformance: no saved cases in " << dir
+    io.err << "lockstep conformance: no saved cases in " << dir
               << " (save one with --record NAME, or point --cases-dir at a folder of them)\n";
     return kExitUsage;
   }
   const bool with_real = !args.has("sim-only");
   fidelity::CasesReport r = fidelity::run_cases(cases, with_real);
   if (!r.server_error.empty()) {
-    std::cerr << "lockstep conformance: could not start the ZooKeeper server: " << r.server_error
+    io.err << "lockstep conformance: could not start the ZooKeeper server: " << r.server_error
               << "\n";
     return kExitNoServer;
   }
@@ -45,105 +41,105 @@ int run_saved_cases(const Args& args, const std::string& dir) {
   for (const auto& [name, run] : r.runs) {
     const bool ok = run.sim.empty() && run.real.empty();
     failed += ok ? 0 : 1;
-    std::cout << (ok ? "ok    " : "DIFF  ") << name << " (simulator"
+    io.out << (ok ? "ok    " : "DIFF  ") << name << " (simulator"
               << (run.real_ran ? " and real server" : "") << " against the recorded answers)\n";
-    for (const std::string& d : run.sim) std::cout << "  simulator: " << d << "\n";
-    for (const std::string& d : run.real) std::cout << "  real:      " << d << "\n";
+    for (const std::string& d : run.sim) io.out << "  simulator: " << d << "\n";
+    for (const std::string& d : run.real) io.out << "  real:      " << d << "\n";
   }
-  std::cout << r.runs.size() << " cases from " << dir << ", " << failed << " differ\n";
+  io.out << r.runs.size() << " cases from " << dir << ", " << failed << " differ\n";
   return failed == 0 ? kExitOk : kExitFailure;
 }
 #endif
 
-int run_conformance(const Command& self, const Args& args) {
-  std::optional<uint64_t> sequences = parse_uint_flag(self, args, "sequences", 20, 1, 1000000);
-  std::optional<uint64_t> seed = parse_uint_flag(self, args, "seed", 1, 0, UINT64_MAX / 2);
-  std::optional<uint64_t> ops = parse_uint_flag(self, args, "ops", 30, 1, 10000);
+int run_conformance(const Command& self, const Args& args, const Io& io) {
+  std::optional<uint64_t> sequences = parse_uint_flag(self, args, "sequences", 20, 1, 1000000, io.err);
+  std::optional<uint64_t> seed = parse_uint_flag(self, args, "seed", 1, 0, UINT64_MAX / 2, io.err);
+  std::optional<uint64_t> ops = parse_uint_flag(self, args, "ops", 30, 1, 10000, io.err);
   if (!sequences || !seed || !ops) return kExitUsage;
   const std::string dir = args.get("cases-dir", "fidelity/cases");
   if (args.has("record") && args.has("cases")) {
-    return usage_error(self, "--record and --cases do different things: give one of them");
+    return usage_error(self, "--record and --cases do different things: give one of them", io.err);
   }
   if (args.has("sim-only") && !args.has("cases")) {
-    return usage_error(self, "--sim-only goes with --cases");
+    return usage_error(self, "--sim-only goes with --cases", io.err);
   }
   if (args.has("note") && !args.has("record"))
-    return usage_error(self, "--note goes with --record");
+    return usage_error(self, "--note goes with --record", io.err);
 #ifdef LOCKSTEP_HAVE_FIDELITY
-  if (args.has("cases")) return run_saved_cases(args, dir);
+  if (args.has("cases")) return run_saved_cases(args, dir, io);
   fidelity::Options o;
   o.sequences = *sequences;
   o.seed = *seed;
   o.ops = *ops;
   o.faults = !args.has("no-faults");
   o.servers = args.has("ensemble") ? 3 : 1;
-  if (args.has("verbose")) o.each_op = [](const std::string& line) { std::cout << line << "\n"; };
+  if (args.has("verbose")) o.each_op = [&io](const std::string& line) { io.out << line << "\n"; };
   o.cases_dir = args.has("no-save") ? "" : dir;
   if (args.has("record")) {
     const std::string name = args.get("record", "");
     if (!fidelity::case_name_ok(name)) {
       return usage_error(self,
                          "--record NAME: a case name is 1-100 letters, digits, '-', '_' or "
-                         "'.' (it becomes the file NAME.json)");
+                         "'.' (it becomes the file NAME.json)", io.err);
     }
     if (fidelity::free_case_name(dir, name) != name) {
       return usage_error(self, "--record " + name + ": " + dir + "/" + name +
                                    ".json exists and a saved case is not overwritten (choose "
-                                   "another name, or delete the file if it is no longer wanted)");
+                                   "another name, or delete the file if it is no longer wanted)", io.err);
     }
     fidelity::RecordResult r = fidelity::record_case(o, name, args.get("note", ""));
     if (!r.server_error.empty()) {
-      std::cerr << "lockstep conformance: could not start the ZooKeeper server: " << r.server_error
+      io.err << "lockstep conformance: could not start the ZooKeeper server: " << r.server_error
                 << "\n";
       return kExitNoServer;
     }
     if (r.path.empty()) {
-      std::cerr << "lockstep conformance: case " << name << " not saved: " << r.error << "\n";
+      io.err << "lockstep conformance: case " << name << " not saved: " << r.error << "\n";
       return kExitFailure;
     }
-    std::cout << "saved " << r.path << " (" << o.ops << " operations, the real server's answers)\n";
+    io.out << "saved " << r.path << " (" << o.ops << " operations, the real server's answers)\n";
     for (const std::string& d : r.sim_differences)
-      std::cout << "  simulator differs: " << d << "\n";
+      io.out << "  simulator differs: " << d << "\n";
     return r.sim_differences.empty() ? kExitOk : kExitFailure;
   }
-  std::cout << "conformance: " << o.sequences << " sequences of " << o.ops << " operations"
+  io.out << "conformance: " << o.sequences << " sequences of " << o.ops << " operations"
             << (o.faults ? " with faults" : "") << ", seeds " << o.seed << ".."
             << o.seed + o.sequences - 1 << ", simulator vs. "
             << (o.servers == 1 ? "a standalone ZooKeeper server" : "a 3-server ZooKeeper ensemble")
             << "\n"
             << std::flush;
-  const bool tty = isatty(STDERR_FILENO) != 0;
+  const bool tty = io.interactive;
   fidelity::Report r = fidelity::run_differential(o, [&](uint64_t done) {
     if (tty) {
-      std::cerr << "\r" << done << "/" << o.sequences << " sequences" << std::flush;
+      io.err << "\r" << done << "/" << o.sequences << " sequences" << std::flush;
     } else if (done % std::max<uint64_t>(1, o.sequences / 10) == 0 && done < o.sequences) {
-      std::cerr << "conformance: " << done << "/" << o.sequences << " sequences\n";  // CI logs
+      io.err << "conformance: " << done << "/" << o.sequences << " sequences\n";  // CI logs
     }
   });
-  if (tty) std::cerr << "\r\033[K";
+  if (tty) io.err << "\r\033[K";
   if (!r.server_error.empty()) {
-    std::cerr << "lockstep conformance: could not start the ZooKeeper server: " << r.server_error
+    io.err << "lockstep conformance: could not start the ZooKeeper server: " << r.server_error
               << "\n";
     return kExitNoServer;
   }
   if (!r.setup_error.empty()) {
-    std::cerr << "lockstep conformance: the real side could not run as asked: " << r.setup_error
+    io.err << "lockstep conformance: the real side could not run as asked: " << r.setup_error
               << "\n";
     return kExitNoServer;
   }
-  std::cout << "server: pid " << r.server_pid << " on " << r.server_address << " (stopped)\n"
+  io.out << "server: pid " << r.server_pid << " on " << r.server_address << " (stopped)\n"
             << "sequences: " << r.sequences << "\n"
             << "operations: " << r.operations << " (" << r.faults << " of them faults)\n"
             << "mismatches: " << r.mismatched_ops << " operations in " << r.mismatched_sequences
             << " sequences\n";
-  for (const auto& [kind, count] : r.by_kind) std::cout << "  " << kind << ": " << count << "\n";
+  for (const auto& [kind, count] : r.by_kind) io.out << "  " << kind << ": " << count << "\n";
   if (r.timed_ops > 0) {
-    std::cout << "timing: " << r.timed_ops << " timed operations; largest |sim - real| by event:";
-    for (const auto& [name, ms] : r.skew_ms) std::cout << " " << name << " " << ms << "ms";
-    std::cout << " (tolerance " << fidelity::kTimingToleranceMs << "ms)\n";
+    io.out << "timing: " << r.timed_ops << " timed operations; largest |sim - real| by event:";
+    for (const auto& [name, ms] : r.skew_ms) io.out << " " << name << " " << ms << "ms";
+    io.out << " (tolerance " << fidelity::kTimingToleranceMs << "ms)\n";
   }
   for (const fidelity::Mismatch& m : r.shown) {
-    std::cout << "mismatch: seed " << m.sequence_seed << " op #" << m.op_index << " " << m.op
+    io.out << "mismatch: seed " << m.sequence_seed << " op #" << m.op_index << " " << m.op
               << " [" << m.kinds << "]\n"
               << "  sim:  " << m.sim << "\n"
               << "  real: " << m.real << "\n"
@@ -151,14 +147,14 @@ int run_conformance(const Command& self, const Args& args) {
               << " --ops " << o.ops << (o.faults ? "" : " --no-faults")
               << (o.servers == 1 ? "" : " --ensemble") << "\n";
   }
-  for (const std::string& path : r.saved) std::cout << "saved case: " << path << "\n";
-  for (const std::string& why : r.not_saved) std::cout << "not saved: " << why << "\n";
+  for (const std::string& path : r.saved) io.out << "saved case: " << path << "\n";
+  for (const std::string& why : r.not_saved) io.out << "not saved: " << why << "\n";
   if (!r.saved.empty()) {
-    std::cout << "  rerun them: lockstep conformance --cases --cases-dir " << dir << "\n";
+    io.out << "  rerun them: lockstep conformance --cases --cases-dir " << dir << "\n";
   }
   return r.mismatched_sequences == 0 ? kExitOk : kExitFailure;
 #else
-  std::cerr << "lockstep conformance: needs the real ZooKeeper client, which this build leaves "
+  io.err << "lockstep conformance: needs the real ZooKeeper client, which this build leaves "
                "out (configured with -DLOCKSTEP_REAL=OFF or without libzookeeper-mt-dev)\n";
   return kExitFailure;
 #endif
@@ -187,6 +183,8 @@ const Command kConformanceCommand = {
               {"cases", "", "run every saved case on the simulator and the real server"},
               {"sim-only", "", "with --cases: the simulator only (no server needed)"}},
     .run = run_conformance,
+    .details =
+        "exit: 0 nothing differs, 1 a mismatch, 2 usage error, 3 no server can be started\n",
 };
 
 }  // namespace lockstep::cli

@@ -1,5 +1,5 @@
 // `lockstep help [COMMAND]` and `lockstep version`.
-#include <iostream>
+#include <ostream>
 
 #include "cli/cli.h"
 
@@ -10,33 +10,36 @@
 namespace lockstep::cli {
 namespace {
 
-int run_help(const Command& self, const Args& args) {
-  if (args.positional.size() > 1) return usage_error(self, "give at most one command name");
+int run_help(const Command& self, const Args& args, const Io& io) {
+  std::ostream& out = io.out;
+  if (args.positional.size() > 1) return usage_error(self, "give at most one command name", io.err);
   if (args.positional.size() == 1) {
     const Command* c = find_command(args.positional[0]);
     if (c == nullptr) {
       return usage_error(
-          self, "no command named '" + args.positional[0] + "'; 'lockstep help' lists them");
+          self, "no command named '" + args.positional[0] + "'; 'lockstep help' lists them",
+          io.err);
     }
-    if (c->run_raw != nullptr) return c->run_raw({c->name, "--help"});
-    print_command_usage(*c, std::cout);
+    print_command_usage(*c, out);
     return kExitOk;
   }
-  std::cout << "lockstep — a deterministic simulation testbed for ZooKeeper lock recipes.\n\n"
+  out << "lockstep — a deterministic simulation testbed for ZooKeeper lock recipes.\n\n"
             << "usage: lockstep COMMAND [flags]\n\ncommands:\n";
   for (const Command* c : commands()) {
-    std::cout << "  " << c->name;
-    for (size_t pad = c->name.size(); pad < 13; ++pad) std::cout << ' ';
-    std::cout << c->summary << "\n";
+    out << "  " << c->name;
+    for (size_t pad = c->name.size(); pad < 13; ++pad) out << ' ';
+    out << c->summary << "\n";
   }
-  std::cout << "\nRun 'lockstep help COMMAND' (or 'lockstep COMMAND --help') for its flags.\n"
-            << "From a source tree, './lockstep ...' builds first; './lockstep test' runs every "
-               "test and './lockstep bench' the benchmark.\n";
+  out << "\nexit codes (every command):\n";
+  print_exit_codes(out);
+  out << "\nRun 'lockstep help COMMAND' (or 'lockstep COMMAND --help') for its flags.\n"
+      << "From a source tree, './lockstep ...' builds first; './lockstep test' runs every "
+         "test and './lockstep bench' the benchmark.\n";
   return kExitOk;
 }
 
-int run_version(const Command&, const Args&) {
-  std::cout << "lockstep " << LOCKSTEP_VERSION << " (C++" << __cplusplus / 100 % 100 << ", "
+int run_version(const Command&, const Args&, const Io& io) {
+  io.out << "lockstep " << LOCKSTEP_VERSION << " (C++" << __cplusplus / 100 % 100 << ", "
             << "GCC " << __GNUC__ << "." << __GNUC_MINOR__
 #if defined(__SANITIZE_ADDRESS__)
             << ", AddressSanitizer"
@@ -53,6 +56,7 @@ const Command kHelpCommand = {
     .positional = "[COMMAND]",
     .flags = {},
     .run = run_help,
+    .details = "exit: 0, or 2 for a usage error\n",
 };
 
 const Command kVersionCommand = {
@@ -61,6 +65,7 @@ const Command kVersionCommand = {
     .positional = "",
     .flags = {},
     .run = run_version,
+    .details = "exit: 0, or 2 for a usage error\n",
 };
 
 }  // namespace lockstep::cli

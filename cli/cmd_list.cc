@@ -1,6 +1,6 @@
 // `lockstep list [--json]`: the recipe registry (recipes/registry.h), correct recipes first.
 #include <algorithm>
-#include <iostream>
+#include <ostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
@@ -11,7 +11,7 @@ namespace {
 
 // One row per recipe, columns padded to their widest cell (widths count bytes, so a cell with
 // non-ASCII text may look one column short; it never breaks the row).
-void print_table(const std::vector<recipes::RecipeInfo>& all) {
+void print_table(const std::vector<recipes::RecipeInfo>& all, std::ostream& out) {
   std::vector<std::vector<std::string>> rows = {
       {"NAME", "KIND", "EXPECTED", "SEED", "DESCRIPTION"}};
   for (const auto& r : all) {
@@ -24,27 +24,27 @@ void print_table(const std::vector<recipes::RecipeInfo>& all) {
   }
   for (const auto& row : rows) {
     for (size_t c = 0; c + 1 < row.size(); ++c) {
-      std::cout << row[c] << std::string(width[c] - row[c].size() + 2, ' ');
+      out << row[c] << std::string(width[c] - row[c].size() + 2, ' ');
     }
-    std::cout << row.back() << "\n";
+    out << row.back() << "\n";
   }
 }
 
-int run_list(const Command&, const Args& args) {
+int run_list(const Command&, const Args& args, const Io& io) {
   const auto& all = recipes::registry();
   if (!args.has("json")) {
-    print_table(all);
+    print_table(all, io.out);
     return kExitOk;
   }
-  nlohmann::json out = nlohmann::json::array();
+  nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : all) {
-    out.push_back({{"name", r.name},
+    rows.push_back({{"name", r.name},
                    {"kind", recipes::to_string(r.kind)},
                    {"expected", recipes::to_string(r.expected)},
                    {"description", r.description},
                    {"seed", r.seed}});
   }
-  std::cout << out.dump(2) << "\n";
+  io.out << rows.dump(2) << "\n";
   return kExitOk;
 }
 
@@ -56,6 +56,7 @@ const Command kListCommand = {
     .positional = "",
     .flags = {{"json", "", "print a JSON array of {name, kind, expected, description, seed}"}},
     .run = run_list,
+    .details = "exit: 0, or 2 for a usage error\n",
 };
 
 }  // namespace lockstep::cli

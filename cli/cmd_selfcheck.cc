@@ -9,7 +9,7 @@
 // schedule, and that no ephemeral node outlives its session (expiry really deletes them).
 #include <cinttypes>
 #include <cstdio>
-#include <iostream>
+#include <ostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -185,6 +185,14 @@ RunResult run_once(const Scenario& s, uint64_t seed, uint32_t rounds,
   return out;
 }
 
+// printf into `out`: the table's fixed-width rows.
+template <class... T>
+void print(std::ostream& out, const char* format, T... values) {
+  char line[512];
+  std::snprintf(line, sizeof line, format, values...);
+  out << line;
+}
+
 std::string hex(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
@@ -203,7 +211,7 @@ std::string error_summary(const Tally& t) {
 const char* verdict(bool ok) { return ok ? "yes" : "NO"; }
 
 // Runs one scenario four ways, prints its row (and what went wrong), returns whether it passed.
-bool check_scenario(const Scenario& s, uint64_t seed, uint32_t rounds) {
+bool check_scenario(const Scenario& s, uint64_t seed, uint32_t rounds, std::ostream& out) {
   const uint64_t other_seed = seed + 1000003;
   RunResult a = run_once(s, seed, rounds, sim::make_random_strategy(seed));
   RunResult b = run_once(s, seed, rounds, sim::make_random_strategy(seed));
@@ -217,59 +225,59 @@ bool check_scenario(const Scenario& s, uint64_t seed, uint32_t rounds) {
   for (zk::Error e : s.must_see) {
     if (a.tally.errors.count(e) == 0) unseen.push_back(e);
   }
-  std::printf("%-17s %5" PRIu64 " %3u %3u %2" PRIu64 "/%-3zu %7" PRIu64 " %6" PRIu64
+  print(out, "%-17s %5" PRIu64 " %3u %3u %2" PRIu64 "/%-3zu %7" PRIu64 " %6" PRIu64
               "  %-16s %4s %6s %5s %7zu  %s\n",
               s.name, seed, s.servers, s.clients, a.fault_events, s.faults.size(), a.events,
               a.requests, hex(a.hash).c_str(), verdict(same), verdict(replay),
               verdict(seed_matters), a.orphans.size(), error_summary(a.tally).c_str());
-  for (const std::string& o : a.orphans) std::printf("    orphan ephemeral node: %s\n", o.c_str());
+  for (const std::string& o : a.orphans) print(out, "    orphan ephemeral node: %s\n", o.c_str());
   if (!faults_logged) {
-    std::printf("    only %" PRIu64 " of %zu injected faults appear in the event log\n",
+    print(out, "    only %" PRIu64 " of %zu injected faults appear in the event log\n",
                 a.fault_events, s.faults.size());
   }
   for (zk::Error e : unseen) {
-    std::printf("    the fault plan should have made a client see %s; none did\n",
+    print(out, "    the fault plan should have made a client see %s; none did\n",
                 zk::error_name(e));
   }
   return same && replay && seed_matters && faults_logged && unseen.empty() && a.orphans.empty();
 }
 
-int self_check(uint64_t base, uint32_t rounds) {
-  std::cout << "lockstep selfcheck: SIMULATOR SELF-CHECK — no recipe is checked here ("
+int self_check(uint64_t base, uint32_t rounds, std::ostream& out) {
+  out << "lockstep selfcheck: SIMULATOR SELF-CHECK — no recipe is checked here ("
                "`lockstep check` runs the property suite).\n"
             << "It runs each scenario twice with one seed and once replaying the recorded "
                "decisions; all three event logs must hash the same.\n"
             << "seed " << base << " (scenario i uses seed " << base << "+i), rounds " << rounds
             << " per client, virtual run " << zk::to_string(kRunEnd - Time{}) << "\n\n";
-  std::printf("%-17s %5s %3s %3s %6s %7s %6s  %-16s %4s %6s %5s %7s  %s\n", "scenario", "seed",
+  print(out, "%-17s %5s %3s %3s %6s %7s %6s  %-16s %4s %6s %5s %7s  %s\n", "scenario", "seed",
               "srv", "cli", "faults", "events", "reqs", "event-log hash", "same", "replay", "seed+",
               "orphans", "errors clients saw");
   const std::vector<Scenario> all = scenarios();
   size_t failures = 0;
   for (size_t i = 0; i < all.size(); ++i) {
-    if (!check_scenario(all[i], base + i, rounds)) failures++;
+    if (!check_scenario(all[i], base + i, rounds, out)) failures++;
   }
-  std::cout << "\ncolumns: faults = fault events logged / injected; same = identical hash, size "
+  out << "\ncolumns: faults = fault events logged / injected; same = identical hash, size "
                "and decisions on a second run; replay = identical hash replaying the decisions; "
                "seed+ = another seed gives another log; orphans = ephemeral nodes of dead "
                "sessions; each fault plan must also make clients see the errors it causes.\n";
   if (failures == 0) {
-    std::cout << "self-check passed: " << all.size()
+    out << "self-check passed: " << all.size()
               << " scenarios deterministic, replayable and fault-exercised (seed " << base
               << ").\n";
     return kExitOk;
   }
-  std::cout << "self-check FAILED: " << failures << " of " << all.size()
+  out << "self-check FAILED: " << failures << " of " << all.size()
             << " scenarios. Reproduce: lockstep selfcheck --seed " << base << " --rounds " << rounds
             << "\n";
   return kExitFailure;
 }
 
-int run_selfcheck(const Command& self, const Args& args) {
-  std::optional<uint64_t> base = parse_uint_flag(self, args, "seed", 1, 0, UINT64_MAX / 2);
-  std::optional<uint64_t> rounds = parse_uint_flag(self, args, "rounds", 20, 1, 10000);
+int run_selfcheck(const Command& self, const Args& args, const Io& io) {
+  std::optional<uint64_t> base = parse_uint_flag(self, args, "seed", 1, 0, UINT64_MAX / 2, io.err);
+  std::optional<uint64_t> rounds = parse_uint_flag(self, args, "rounds", 20, 1, 10000, io.err);
   if (!base || !rounds) return kExitUsage;
-  return self_check(*base, static_cast<uint32_t>(*rounds));
+  return self_check(*base, static_cast<uint32_t>(*rounds), io.out);
 }
 
 }  // namespace
@@ -283,6 +291,9 @@ const Command kSelfCheckCommand = {
     .flags = {{"seed", "N", "base seed; scenario i uses seed N+i (default 1)"},
               {"rounds", "N", "create/get-children/delete rounds per client (default 20)"}},
     .run = run_selfcheck,
+    .details =
+        "exit: 0 every scenario deterministic, replayable and fault-exercised, 1 otherwise,\n"
+        "      2 usage error\n",
 };
 
 }  // namespace lockstep::cli

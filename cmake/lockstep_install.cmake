@@ -51,6 +51,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/recipes/lock.h ${PROJECT_SOURCE_DIR}/recipes
 install(FILES
   ${PROJECT_SOURCE_DIR}/properties/history.h ${PROJECT_SOURCE_DIR}/properties/checkers.h
   ${PROJECT_SOURCE_DIR}/properties/workload.h ${PROJECT_SOURCE_DIR}/properties/scenario.h
+  ${PROJECT_SOURCE_DIR}/properties/generator.h
   ${PROJECT_SOURCE_DIR}/properties/claims.h ${PROJECT_SOURCE_DIR}/properties/suite.h
   ${PROJECT_SOURCE_DIR}/properties/check.h ${PROJECT_SOURCE_DIR}/properties/rc_gen.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lockstep/properties)

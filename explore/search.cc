@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "explore/probe.h"
+#include "properties/generator.h"
 #include "properties/suite.h"
 
 namespace lockstep::explore {
@@ -154,26 +155,8 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
   }
   f.at = zk::Time{} + milliseconds(static_cast<int64_t>(ms));
   f.client = static_cast<uint32_t>(client);
-  switch (f.kind) {
-    case FaultKind::kPause:
-    case FaultKind::kPartition: f.duration = s.session_timeout * 2; break;
-    case FaultKind::kDelay:
-      f.duration = milliseconds(50);
-      f.extra = milliseconds(5);
-      break;
-    case FaultKind::kLaggingFollower:
-      f.server = 2;
-      f.duration = milliseconds(100);
-      f.extra = milliseconds(10);
-      break;
-    case FaultKind::kServerRestart:
-      f.server = 1;
-      f.duration = milliseconds(50);
-      break;
-    case FaultKind::kCancel: f.task = "client"; break;
-    case FaultKind::kForeignChild: f.path = s.workload.lock_path + "/foreign-0"; break;
-    default: break;
-  }
+  // One typical instance of the kind: the generator's parameters with nothing drawn.
+  properties::fault_parameters(nullptr, properties::Backend::kSimulator, s, 0, {}, &f);
   *out = f;
   return true;
 }

@@ -82,8 +82,9 @@ Scope make_scope(const recipes::RecipeInfo& recipe, uint32_t clients, uint32_t r
 
 // Parses one fault of a --faults list: "KIND[@MS][:cN]" with KIND a name of
 // properties::fault_name ("lost-reply", "connection-loss", ...), MS the milliseconds after the
-// workload's start (default 0: the first request), N the client (default 1). Durations and names
-// get defaults that suit the scope. False (and *error) on a bad spec.
+// workload's start (default 0: the first request), N the client (default 1). Durations, servers
+// and names are one typical instance of the kind (properties::fault_parameters with nothing
+// drawn: the generator's one place for them). False (and *error) on a bad spec.
 bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim::Fault* out,
                       std::string* error);
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "properties/checkers.h"
+#include "properties/generator.h"
 #include "properties/scenario.h"
 #include "recipes/registry.h"
 #include "sim/world.h"

@@ -6,7 +6,8 @@
 // process id): the same Workload (properties/workload.h) and the same checkers as the simulator,
 // through the same engine (properties/check.h), giving the same RecipeResult. What differs from
 // the simulator, honestly:
-//   - Scenarios are derived from the seed (generate_real_scenario, the project's PRNG): the
+//   - Scenarios are derived from the seed (generate_real_scenario: the one generator of
+//     properties/generator.h with Backend::kRealServer and the project's PRNG): the
 //     seed reproduces the workload's shape and the fault plan, not the schedule, which belongs
 //     to the real server, network and OS. A violating seed's report is kept
 //     (RecipeResult::first_report), and its command may need a few tries to show it again.
@@ -49,7 +50,7 @@ namespace lockstep::properties {
 
 inline constexpr uint64_t kRealDefaultSeeds = 3;
 inline constexpr uint64_t kRealBrokenSeeds = 6;
-inline constexpr zk::Duration kRealLivenessGrace = zk::milliseconds(300);
+// kRealLivenessGrace: properties/generator.h (the generator sizes long holds by it).
 
 // The fault kinds the real backend injects (real::FaultDriver::kinds()), in FaultKind order.
 std::vector<sim::FaultKind> real_fault_kinds();

@@ -3,9 +3,10 @@
 //
 // A Scenario is a plain value: the world's seed, the workload's shape, and a fault plan of
 // sim::Fault values that all take effect and end before `heal_at` (the fault phase); after it
-// comes the heal phase, in which liveness is judged. generate_scenario() derives one from a
-// seed with the project's PRNG (the `lockstep check` path: a seed alone reproduces it);
-// properties/rc_gen.h derives them with RapidCheck so failures shrink.
+// comes the heal phase, in which liveness is judged. properties/generator.h generates them: from
+// a seed with the project's PRNG (the `lockstep check` path: a seed alone reproduces it), with
+// RapidCheck so failures shrink (properties/rc_gen.h), for a real server, or as explore's fixed
+// scopes.
 //
 // run_in_sim() (properties/sim_run.cc, the simulator driver) builds a fresh sim::World, runs the
 // workload (properties/workload.h) through the fault phase and the heal phase until every client
@@ -60,23 +61,6 @@ using zk::fault_name;  // every kind has its name, generated or not
 // Only the generated kinds: false for an unknown name or one the generator does not draw.
 bool parse_fault_name(std::string_view name, sim::FaultKind* out);
 std::vector<sim::FaultKind> all_fault_kinds();
-
-struct GenerateOptions {
-  recipes::Kind kind = recipes::Kind::kMutex;
-  std::set<sim::FaultKind> faults;  // kinds a scenario may draw from (swarm: a random subset)
-  std::set<sim::FaultKind> focus;   // kinds drawn more often and always enabled when allowed
-  bool reentrant = false;           // the recipe is re-entrant: exercise it
-  bool force_timeouts = false;      // every scenario uses timed acquires
-  uint32_t wrap_percent = 10;       // scenarios that start the sequence near the signed wrap
-  bool ensemble = true;             // may use 3 servers (always with lagging-follower)
-  uint32_t min_clients = 2;
-  uint32_t max_clients = 5;
-  uint32_t max_rounds = 8;
-};
-
-// A scenario derived from `seed` alone (and the options): clients, rounds, timing, and a
-// swarm-style fault plan (each allowed kind enabled with probability 1/2, with a skewed count).
-Scenario generate_scenario(uint64_t seed, const GenerateOptions& options);
 
 // Derives heal_at, liveness_bound and run_limit from the workload and the faults.
 void finish_scenario(Scenario* s);

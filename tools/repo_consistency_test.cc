@@ -1,5 +1,6 @@
 // Consistency checks of the repository's promises to a new user: the README's quick start is
-// exactly the two commands, CI runs the same test command, and the entry script is runnable.
+// exactly the two commands, CI runs the same test command, the entry script is runnable, every
+// area has a README, and the README's exit-code table is the CLI's.
 // (The banned-token scan of sim/, recipes/ and properties/ lives in sim/determinism_test.cc.)
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -8,6 +9,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "cli/cli.h"
 
 namespace {
 
@@ -120,6 +123,23 @@ TEST(Readme, EveryAreaHasAReadmeInTheLayoutTable) {
     }
   }
   EXPECT_GE(areas, 12) << "the top-level CMakeLists.txt's area list was not found";
+}
+
+// README's "Exit codes" table is cli/cli.h's kExitCodes, row by row, in order: code, name and
+// meaning (what `lockstep help` prints).
+TEST(Readme, ExitCodeTableIsTheCli) {
+  std::vector<std::string> rows;
+  for (const std::string& line : readme_section("## Exit codes")) {
+    if (line.rfind("| ", 0) == 0 && line.rfind("| code", 0) != 0) rows.push_back(line);
+  }
+  ASSERT_EQ(rows.size(), std::size(lockstep::cli::kExitCodes))
+      << "README.md's '## Exit codes' table and cli/cli.h's kExitCodes differ in length";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const lockstep::cli::ExitCode& e = lockstep::cli::kExitCodes[i];
+    const std::string want = "| " + std::to_string(e.code) + " | `" + e.name + "` | " +
+                             e.meaning + " |";
+    EXPECT_EQ(rows[i], want) << "README.md's exit-code row " << i << " (cli/cli.h is the source)";
+  }
 }
 
 // The entry script is committed executable, so `./lockstep` works on a fresh clone.

@@ -1,6 +1,8 @@
 // The triaged-seed manifest (traces/corpus.h).
 #include "traces/corpus.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <set>
@@ -8,6 +10,7 @@
 #include <utility>
 
 #include "recipes/registry.h"
+#include "traces/record.h"
 #include "traces/trace.h"
 
 namespace lockstep::traces {
@@ -114,6 +117,98 @@ std::string triaged_id(const TriagedSeed& t) {
 
 std::string triaged_trace_name(const TriagedSeed& t) {
   return file_stem(t.recipe) + "-seed" + std::to_string(t.seed) + ".json";
+}
+
+bool CorpusReport::ok() const {
+  return error.empty() && stale.empty() &&
+         std::all_of(entries.begin(), entries.end(),
+                     [](const CorpusEntry& e) { return e.failure.empty(); });
+}
+
+namespace {
+
+bool wanted(const CorpusOptions& o, const std::string& recipe) {
+  return o.recipes.empty() || std::find(o.recipes.begin(), o.recipes.end(), recipe) != o.recipes.end();
+}
+
+// Records `seed` of `recipe` and, unless it must pass and does not, saves it at `path`. False
+// (with report->error) when the file could not be written.
+bool record_entry(const recipes::RecipeInfo& recipe, uint64_t seed, bool triaged,
+                  const std::string& path, CorpusReport* report) {
+  const Trace t = record_trace(recipe, check_scenario(recipe, seed));
+  CorpusEntry e{recipe.name, triaged, seed, "", t.event_count, t.history.size(),
+                verdict_summary(t), ""};
+  if (triaged && t.violation() != nullptr) {
+    e.failure = "FAILS NOW";
+    report->entries.push_back(std::move(e));
+    return true;
+  }
+  std::string why;
+  if (!write_file_atomically(path, to_json_text(t), &why)) {
+    report->error = why;
+    return false;
+  }
+  e.path = path;
+  report->entries.push_back(std::move(e));
+  return true;
+}
+
+}  // namespace
+
+CorpusReport regenerate_corpus(const CorpusOptions& o) {
+  namespace fs = std::filesystem;
+  CorpusReport report;
+  const fs::path triaged_dir = fs::path(o.dir) / kTriagedDir;
+  // The manifest is read (and a bad one refused) before anything is run or written.
+  const std::string manifest = (triaged_dir / kTriagedManifest).string();
+  std::vector<TriagedSeed> triaged;
+  report.manifest_found = fs::exists(manifest);
+  if (report.manifest_found) {
+    std::optional<std::vector<TriagedSeed>> rows = load_triaged_seeds(manifest, &report.error);
+    if (!rows) return report;
+    triaged = std::move(*rows);
+  }
+  std::error_code ec;
+  fs::create_directories(o.dir, ec);
+  if (ec) {
+    report.error = "cannot create " + o.dir + ": " + ec.message();
+    return report;
+  }
+  for (const recipes::RecipeInfo& r : recipes::registry()) {
+    if (r.expected != recipes::Expected::kBroken || !wanted(o, r.name)) continue;
+    const std::optional<uint64_t> found = first_failing_seed(r, o.seeds);
+    if (!found) {
+      report.entries.push_back(
+          {r.name, false, 0, "", 0, 0, "", "not caught in seeds 1.." + std::to_string(o.seeds)});
+      continue;
+    }
+    const std::string path = (fs::path(o.dir) / (file_stem(r.name) + ".json")).string();
+    if (!record_entry(r, *found, false, path, &report)) return report;
+  }
+  bool any = false;
+  for (const TriagedSeed& s : triaged) any = any || wanted(o, s.recipe);
+  if (any) fs::create_directories(triaged_dir, ec);
+  if (ec) {
+    report.error = "cannot create " + triaged_dir.string() + ": " + ec.message();
+    return report;
+  }
+  for (const TriagedSeed& s : triaged) {
+    if (!wanted(o, s.recipe)) continue;
+    const recipes::RecipeInfo* r = recipes::find_recipe(s.recipe);  // the manifest checked it
+    if (!record_entry(*r, s.seed, true, (triaged_dir / triaged_trace_name(s)).string(), &report)) {
+      return report;
+    }
+  }
+  std::set<std::string> listed;
+  for (const TriagedSeed& s : triaged) listed.insert(triaged_trace_name(s));
+  std::set<std::string> present;  // ordered: the report does not depend on the directory's order
+  for (const auto& e : fs::directory_iterator(triaged_dir, ec)) {
+    if (e.path().extension() == ".json") present.insert(e.path().filename().string());
+  }
+  for (const std::string& name : present) {
+    if (listed.count(name) == 0) report.stale.push_back((triaged_dir / name).string());
+  }
+  return report;
 }
 
 }  // namespace lockstep::traces

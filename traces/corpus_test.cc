@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "properties/claims.h"
-#include "traces/commands.h"
 #include "traces/record.h"
 #include "traces/test_util.h"
 #include "traces/trace.h"
@@ -40,8 +39,8 @@ class CorpusTrace : public ::testing::TestWithParam<std::string> {};
 // verdict is a violation.
 TEST_P(CorpusTrace, ReplaysExactlyWithItsVerdict) {
   const std::string path = kCorpusDir + "/" + GetParam();
-  const testing::CommandResult r = testing::run_command(replay_main, "replay", {path});
-  EXPECT_EQ(r.code, kExitOk) << r.out << r.err << "\nregenerate with: ./lockstep corpus --dir "
+  const testing::CommandResult r = testing::run_command("replay", {path});
+  EXPECT_EQ(r.code, cli::kExitOk) << r.out << r.err << "\nregenerate with: ./lockstep corpus --dir "
                              << kCorpusDir;
   LoadError e;
   std::optional<Trace> t = load_trace(path, &e);
@@ -105,8 +104,8 @@ std::string triaged_trace_problem(const std::string& path, const TriagedSeed& s)
   for (const properties::Verdict& v : t->verdicts) {
     if (!v.ok) return "recorded a violation: " + verdict_summary(*t);
   }
-  const testing::CommandResult replay = testing::run_command(replay_main, "replay", {path});
-  if (replay.code != kExitOk) {
+  const testing::CommandResult replay = testing::run_command("replay", {path});
+  if (replay.code != cli::kExitOk) {
     return "replay exit " + std::to_string(replay.code) + ":\n" + replay.out + replay.err;
   }
   return {};
@@ -188,7 +187,7 @@ TEST(Corpus, AnEditedTriagedTraceFailsTheCheck) {
   edited.events[edited.events.size() / 2].text += " (edited)";
   testing::write_file(dir.file("edited.json"), to_json_text(edited));
   const std::string diverged = triaged_trace_problem(dir.file("edited.json"), s);
-  EXPECT_NE(diverged.find("replay exit 3"), std::string::npos) << diverged;
+  EXPECT_NE(diverged.find("replay exit 5"), std::string::npos) << diverged;
 
   testing::write_file(dir.file("other.json"), to_json_text(*t));
   EXPECT_NE(triaged_trace_problem(dir.file("other.json"), {s.recipe, s.seed + 1, s.cause}), "");
@@ -236,20 +235,20 @@ TEST(Corpus, CorpusCommandRecordsTriagedSeedsAndNamesStaleFiles) {
   std::filesystem::create_directories(dir.file(kTriagedDir));
   testing::write_file(dir.file("triaged/SEEDS"), "fair-mutex 3 a cause\nelection 4 another\n");
   testing::CommandResult r =
-      testing::run_command(corpus_main, "corpus", {"--dir", dir.path(), "--recipe", "fair-mutex"});
-  EXPECT_EQ(r.code, kExitOk) << r.out << r.err;
+      testing::run_command("corpus", {"--dir", dir.path(), "--recipe", "fair-mutex"});
+  EXPECT_EQ(r.code, cli::kExitOk) << r.out << r.err;
   const std::string path = dir.file("triaged/fair-mutex-seed3.json");
   EXPECT_EQ(triaged_trace_problem(path, {"fair-mutex", 3, "a cause"}), "") << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir.file("triaged/election-seed4.json"))) << r.out;
 
   testing::write_file(dir.file("triaged/semaphore-seed8.json"), "{}");
-  r = testing::run_command(corpus_main, "corpus", {"--dir", dir.path(), "--recipe", "fair-mutex"});
-  EXPECT_EQ(r.code, kExitStillFails) << r.out << r.err;
+  r = testing::run_command("corpus", {"--dir", dir.path(), "--recipe", "fair-mutex"});
+  EXPECT_EQ(r.code, cli::kExitFailure) << r.out << r.err;
   EXPECT_NE(r.out.find("semaphore-seed8.json: not in SEEDS"), std::string::npos) << r.out;
 
   testing::write_file(dir.file("triaged/SEEDS"), "fair-mutex 3\n");
-  r = testing::run_command(corpus_main, "corpus", {"--dir", dir.path(), "--recipe", "fair-mutex"});
-  EXPECT_EQ(r.code, kExitBadInput) << r.out << r.err;
+  r = testing::run_command("corpus", {"--dir", dir.path(), "--recipe", "fair-mutex"});
+  EXPECT_EQ(r.code, cli::kExitUsage) << r.out << r.err;
   EXPECT_NE(r.err.find("SEEDS:1:"), std::string::npos) << r.err;
 }
 

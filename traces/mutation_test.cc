@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "traces/commands.h"
 #include "traces/test_util.h"
 #include "traces/trace.h"
 
@@ -58,15 +57,9 @@ struct Mutant {
   bool recheck;      // a scenario field: also run the scenario afresh
 };
 
-using MainFn = int (*)(int, char**, std::ostream&, std::ostream&);
-
-int run_main(MainFn fn, const char* name, const std::string& path) {
-  std::string a0 = name;
-  std::string a1 = path;
-  char* argv[] = {a0.data(), a1.data(), nullptr};
-  std::ostringstream out;
-  std::ostringstream err;
-  return fn(2, argv, out, err);
+// The exit code of `lockstep COMMAND PATH`.
+int run_main(const char* command, const std::string& path) {
+  return testing::run_command(command, {path}).code;
 }
 
 void write_all(int fd, const std::string& s) {
@@ -112,9 +105,9 @@ ChildReport run_batch_in_child(const Json& original, const std::vector<Mutant>& 
       doc[m.field->pointer] = m.value;
       write_file(path, doc.dump());
       std::string line = std::to_string(i) + " replay " +
-                         std::to_string(run_main(replay_main, "replay", path)) + " show " +
-                         std::to_string(run_main(show_main, "show", path));
-      if (m.recheck) line += " recheck " + std::to_string(run_main(recheck_main, "recheck", path));
+                         std::to_string(run_main("replay", path)) + " show " +
+                         std::to_string(run_main("show", path));
+      if (m.recheck) line += " recheck " + std::to_string(run_main("recheck", path));
       write_all(fds[1], line + "\n");
     }
     ::_exit(0);
@@ -179,7 +172,7 @@ void mutate_numeric_fields(const std::string& corpus_file, const std::string& pr
         continue;
       }
       ++refused;
-      EXPECT_EQ(error.exit_code, kExitBadInput) << what << ": " << error.message;
+      EXPECT_EQ(error.problem, LoadProblem::kBadInput) << what << ": " << error.message;
       EXPECT_NE(error.message.find(f.path), std::string::npos)
           << what << " was refused without naming the field: " << error.message;
     }
@@ -208,9 +201,9 @@ void mutate_numeric_fields(const std::string& corpus_file, const std::string& pr
       lines >> word >> replay >> word >> show;
       if (m.recheck) lines >> word >> recheck;
       ++reported;
-      EXPECT_TRUE(replay == kExitOk || replay == kExitDiverged) << m.what << ": replay " << replay;
-      EXPECT_EQ(show, kExitOk) << m.what;
-      EXPECT_TRUE(recheck == kExitOk || recheck == kExitStillFails) << m.what << ": recheck "
+      EXPECT_TRUE(replay == cli::kExitOk || replay == cli::kExitDiverged) << m.what << ": replay " << replay;
+      EXPECT_EQ(show, cli::kExitOk) << m.what;
+      EXPECT_TRUE(recheck == cli::kExitOk || recheck == cli::kExitFailure) << m.what << ": recheck "
                                                                     << recheck;
     }
     EXPECT_EQ(reported, count);
@@ -238,7 +231,7 @@ TEST(TraceMutation, AFaultClientOutOfRangeNamesTheFieldAndTheCount) {
   doc["scenario"]["faults"][0]["client"] = 99;
   LoadError e;
   EXPECT_FALSE(parse_trace(doc.dump(), "T.json", &e).has_value());
-  EXPECT_EQ(e.exit_code, kExitBadInput);
+  EXPECT_EQ(e.problem, LoadProblem::kBadInput);
   EXPECT_NE(e.message.find("T.json"), std::string::npos) << e.message;
   EXPECT_NE(e.message.find("scenario.faults[0].client is 99, but the scenario has 5 clients"),
             std::string::npos)

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "traces/commands.h"
 #include "traces/record.h"
 #include "traces/test_util.h"
 #include "traces/timeline.h"
@@ -51,8 +50,8 @@ TEST(Replay, ReproducesARecordedFailureExactly) {
 TEST(Replay, CommandReportsReproducedAndTheVerdict) {
   TempDir dir;
   const std::string path = save(dir, expiry_trace(), "t.json");
-  const CommandResult r = run_command(replay_main, "replay", {path});
-  EXPECT_EQ(r.code, kExitOk) << r.out << r.err;
+  const CommandResult r = run_command("replay", {path});
+  EXPECT_EQ(r.code, cli::kExitOk) << r.out << r.err;
   EXPECT_NE(r.out.find("reproduced exactly"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verdict: " + verdict_summary(expiry_trace())), std::string::npos) << r.out;
 }
@@ -65,8 +64,8 @@ TEST(Replay, NamesTheFirstDivergentEvent) {
   const size_t i = t.events.size() / 2;
   const std::string actual = event_line(t.events[i]);
   t.events[i].text += " (edited)";
-  const CommandResult r = run_command(replay_main, "replay", {save(dir, t, "t.json")});
-  EXPECT_EQ(r.code, kExitDiverged) << r.out << r.err;
+  const CommandResult r = run_command("replay", {save(dir, t, "t.json")});
+  EXPECT_EQ(r.code, cli::kExitDiverged) << r.out << r.err;
   EXPECT_NE(r.out.find("first divergent event log event #" + std::to_string(i)), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("expected: " + event_line(t.events[i])), std::string::npos) << r.out;
@@ -91,8 +90,8 @@ TEST(Replay, StopsAtTheFirstDivergentEvent) {
   EXPECT_TRUE(r.stopped_early);
   ASSERT_EQ(r.replayed.events.size(), i + 1) << "the run went on past the divergent event";
   EXPECT_EQ(event_line(r.replayed.events[i]), event_line(original));
-  const CommandResult c = run_command(replay_main, "replay", {save(dir, t, "t.json")});
-  EXPECT_EQ(c.code, kExitDiverged) << c.out << c.err;
+  const CommandResult c = run_command("replay", {save(dir, t, "t.json")});
+  EXPECT_EQ(c.code, cli::kExitDiverged) << c.out << c.err;
   char at[32];
   std::snprintf(at, sizeof at, "t=%lld.%06lld, c%u",
                 static_cast<long long>(original.at.us / 1000000),
@@ -156,8 +155,8 @@ TEST(Replay, ChangedDecisionDiverges) {
   while (k < t.decisions.size() && t.decisions[k].kind != sim::ChoiceKind::kLatency) ++k;
   ASSERT_LT(k, t.decisions.size());
   t.decisions[k].chosen = (t.decisions[k].chosen + 1) % t.decisions[k].n;
-  const CommandResult r = run_command(replay_main, "replay", {save(dir, t, "t.json")});
-  EXPECT_EQ(r.code, kExitDiverged) << r.out << r.err;
+  const CommandResult r = run_command("replay", {save(dir, t, "t.json")});
+  EXPECT_EQ(r.code, cli::kExitDiverged) << r.out << r.err;
   EXPECT_NE(r.out.find("DIVERGED: first divergent event log event #"), std::string::npos) << r.out;
 }
 
@@ -171,8 +170,8 @@ TEST(Replay, ChangedVerdictDiverges) {
       break;
     }
   }
-  const CommandResult r = run_command(replay_main, "replay", {save(dir, t, "t.json")});
-  EXPECT_EQ(r.code, kExitDiverged) << r.out;
+  const CommandResult r = run_command("replay", {save(dir, t, "t.json")});
+  EXPECT_EQ(r.code, cli::kExitDiverged) << r.out;
   EXPECT_NE(r.out.find("first divergent verdict"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("something else"), std::string::npos) << r.out;
 }
@@ -182,13 +181,13 @@ TEST(Replay, ChangedVerdictDiverges) {
 // --allow-changed when nothing else changed), usage errors (2).
 TEST(Replay, BadInputExitCodes) {
   TempDir dir;
-  CommandResult r = run_command(replay_main, "replay", {dir.file("missing.json")});
-  EXPECT_EQ(r.code, kExitBadInput);
+  CommandResult r = run_command("replay", {dir.file("missing.json")});
+  EXPECT_EQ(r.code, cli::kExitUsage);
   EXPECT_NE(r.err.find("missing.json: no such file"), std::string::npos) << r.err;
 
   write_file(dir.file("bad.json"), "{ not json");
-  r = run_command(replay_main, "replay", {dir.file("bad.json")});
-  EXPECT_EQ(r.code, kExitBadInput);
+  r = run_command("replay", {dir.file("bad.json")});
+  EXPECT_EQ(r.code, cli::kExitUsage);
   EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
   EXPECT_EQ(read_file(dir.file("bad.json")), "{ not json");
 
@@ -196,22 +195,22 @@ TEST(Replay, BadInputExitCodes) {
   const std::string version = "\"format_version\": " + std::to_string(kFormatVersion);
   text.replace(text.find(version), version.size(), "\"format_version\": 99");
   write_file(dir.file("v99.json"), text);
-  r = run_command(replay_main, "replay", {dir.file("v99.json")});
-  EXPECT_EQ(r.code, kExitBadInput);
+  r = run_command("replay", {dir.file("v99.json")});
+  EXPECT_EQ(r.code, cli::kExitUsage);
   EXPECT_NE(r.err.find("trace format version 99"), std::string::npos) << r.err;
 
   Trace changed = expiry_trace();
   changed.recipe_fingerprint = "fnv1a64:0123456789abcdef";
   const std::string path = save(dir, changed, "changed.json");
-  r = run_command(replay_main, "replay", {path});
-  EXPECT_EQ(r.code, kExitRecipeChanged);
+  r = run_command("replay", {path});
+  EXPECT_EQ(r.code, cli::kExitRecipeChanged);
   EXPECT_NE(r.err.find("changed since the trace was recorded"), std::string::npos) << r.err;
-  r = run_command(replay_main, "replay", {path, "--allow-changed"});
-  EXPECT_EQ(r.code, kExitOk) << r.out << r.err;
+  r = run_command("replay", {path, "--allow-changed"});
+  EXPECT_EQ(r.code, cli::kExitOk) << r.out << r.err;
 
-  EXPECT_EQ(run_command(replay_main, "replay", {}).code, kExitBadInput);
-  EXPECT_EQ(run_command(replay_main, "replay", {path, "--bogus"}).code, kExitBadInput);
-  EXPECT_EQ(run_command(replay_main, "replay", {"--help"}).code, kExitOk);
+  EXPECT_EQ(run_command("replay", {}).code, cli::kExitUsage);
+  EXPECT_EQ(run_command("replay", {path, "--bogus"}).code, cli::kExitUsage);
+  EXPECT_EQ(run_command("replay", {"--help"}).code, cli::kExitOk);
 }
 
 // recheck judges the scenario now: a broken variant still fails (1), a correct recipe's trace
@@ -220,16 +219,16 @@ TEST(Recheck, ReportsTheVerdictNow) {
   TempDir dir;
   const std::string broken = save(dir, expiry_trace(), "broken.json");
   const std::string correct = save(dir, first_trace("fair-mutex"), "correct.json");
-  CommandResult r = run_command(recheck_main, "recheck", {broken});
-  EXPECT_EQ(r.code, kExitStillFails) << r.out << r.err;
+  CommandResult r = run_command("recheck", {broken});
+  EXPECT_EQ(r.code, cli::kExitFailure) << r.out << r.err;
   EXPECT_NE(r.out.find("STILL FAILS"), std::string::npos) << r.out;
-  r = run_command(recheck_main, "recheck", {correct});
-  EXPECT_EQ(r.code, kExitOk) << r.out << r.err;
+  r = run_command("recheck", {correct});
+  EXPECT_EQ(r.code, cli::kExitOk) << r.out << r.err;
   EXPECT_NE(r.out.find("passes now"), std::string::npos) << r.out;
-  r = run_command(recheck_main, "recheck", {correct, dir.file("missing.json"), broken});
-  EXPECT_EQ(r.code, kExitBadInput);
+  r = run_command("recheck", {correct, dir.file("missing.json"), broken});
+  EXPECT_EQ(r.code, cli::kExitUsage);
   EXPECT_NE(r.out.find("STILL FAILS"), std::string::npos) << r.out;
-  EXPECT_EQ(run_command(recheck_main, "recheck", {}).code, kExitBadInput);
+  EXPECT_EQ(run_command("recheck", {}).code, cli::kExitUsage);
 }
 
 // A recipe whose registry entry changed is still rechecked (that is what recheck is for), with
@@ -238,8 +237,8 @@ TEST(Recheck, ChangedRecipeIsRecheckedWithANote) {
   TempDir dir;
   Trace t = expiry_trace();
   t.recipe_fingerprint = "fnv1a64:0123456789abcdef";
-  const CommandResult r = run_command(recheck_main, "recheck", {save(dir, t, "t.json")});
-  EXPECT_EQ(r.code, kExitStillFails) << r.out << r.err;
+  const CommandResult r = run_command("recheck", {save(dir, t, "t.json")});
+  EXPECT_EQ(r.code, cli::kExitFailure) << r.out << r.err;
   EXPECT_NE(r.err.find("note: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("changed since the trace was recorded"), std::string::npos) << r.err;
 }
@@ -254,7 +253,7 @@ TEST(SaveSeedFailure, SavesFailingSeedsOnly) {
   std::string error;
   const std::string path = save_seed_failure(broken, *seed, {}, dir.file("failures"), &error);
   ASSERT_FALSE(path.empty()) << error;
-  EXPECT_EQ(run_command(replay_main, "replay", {path}).code, kExitOk);
+  EXPECT_EQ(run_command("replay", {path}).code, cli::kExitOk);
   const recipes::RecipeInfo& correct = *recipes::find_recipe("fair-mutex");
   EXPECT_EQ(save_seed_failure(correct, 1, {}, dir.file("none"), &error), "");
   EXPECT_NE(error.find("violates nothing"), std::string::npos) << error;
@@ -295,8 +294,8 @@ TEST(Timeline, LanesStatesAndTheViolation) {
 TEST(Show, TextTimeline) {
   TempDir dir;
   const Trace& t = expiry_trace();
-  const CommandResult r = run_command(show_main, "show", {save(dir, t, "t.json")});
-  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const CommandResult r = run_command("show", {save(dir, t, "t.json")});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   for (uint32_t c = 1; c <= t.scenario.workload.clients; ++c) {
     EXPECT_NE(r.out.find("  c" + std::to_string(c) + " "), std::string::npos) << c;
   }
@@ -325,15 +324,15 @@ TEST(Show, PassingTraceHasNoViolationMarks) {
 TEST(Show, ContextKeepsOnlyRowsNearTheViolation) {
   TempDir dir;
   const std::string path = save(dir, expiry_trace(), "t.json");
-  const CommandResult all = run_command(show_main, "show", {path});
-  const CommandResult near = run_command(show_main, "show", {path, "--context", "2"});
-  ASSERT_EQ(near.code, kExitOk) << near.err;
+  const CommandResult all = run_command("show", {path});
+  const CommandResult near = run_command("show", {path, "--context", "2"});
+  ASSERT_EQ(near.code, cli::kExitOk) << near.err;
   EXPECT_LT(near.out.size(), all.out.size() / 2);
   EXPECT_NE(near.out.find("   ...\n"), std::string::npos);
   for (uint64_t i : expiry_trace().violation()->history_indexes) {
     EXPECT_NE(near.out.find(">> h" + std::to_string(i) + " "), std::string::npos) << i;
   }
-  EXPECT_EQ(run_command(show_main, "show", {path, "--context", "x"}).code, kExitBadInput);
+  EXPECT_EQ(run_command("show", {path, "--context", "x"}).code, cli::kExitUsage);
 }
 
 // `show --html OUT` writes a self-contained page whose lanes are drawn by its script (the static
@@ -342,8 +341,8 @@ TEST(Show, HtmlPageIsSelfContainedAndNotWrittenOnBadInput) {
   TempDir dir;
   const std::string page = dir.file("page.html");
   CommandResult r =
-      run_command(show_main, "show", {save(dir, expiry_trace(), "t.json"), "--html", page});
-  ASSERT_EQ(r.code, kExitOk) << r.err;
+      run_command("show", {save(dir, expiry_trace(), "t.json"), "--html", page});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   const std::string html = read_file(page);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find("id=\"trace-data\""), std::string::npos);
@@ -353,14 +352,14 @@ TEST(Show, HtmlPageIsSelfContainedAndNotWrittenOnBadInput) {
 
   write_file(dir.file("bad.json"), "[]");
   const std::string other = dir.file("other.html");
-  r = run_command(show_main, "show", {dir.file("bad.json"), "--html", other});
-  EXPECT_EQ(r.code, kExitBadInput);
+  r = run_command("show", {dir.file("bad.json"), "--html", other});
+  EXPECT_EQ(r.code, cli::kExitUsage);
   EXPECT_FALSE(std::filesystem::exists(other));
-  r = run_command(show_main, "show", {dir.file("bad.json"), "--html", page});
-  EXPECT_EQ(r.code, kExitBadInput);
+  r = run_command("show", {dir.file("bad.json"), "--html", page});
+  EXPECT_EQ(r.code, cli::kExitUsage);
   EXPECT_EQ(read_file(page), html);
-  EXPECT_EQ(run_command(show_main, "show", {"--lane-width", "3", dir.file("t.json")}).code,
-            kExitBadInput);
+  EXPECT_EQ(run_command("show", {"--lane-width", "3", dir.file("t.json")}).code,
+            cli::kExitUsage);
 }
 
 // `show T --html OUT` refuses (exit 2, naming OUT and another name to use) to write over the trace
@@ -376,8 +375,8 @@ TEST(Show, HtmlNeverOverwritesATrace) {
   std::filesystem::create_hard_link(shown, dir.file("link.json"));
   const std::string dotted = dir.path() + "/./t.json";
   for (const std::string& out : {shown, dotted, dir.file("link.json")}) {
-    const CommandResult r = run_command(show_main, "show", {shown, "--html", out});
-    EXPECT_EQ(r.code, kExitBadInput) << out << ": " << r.out;
+    const CommandResult r = run_command("show", {shown, "--html", out});
+    EXPECT_EQ(r.code, cli::kExitUsage) << out << ": " << r.out;
     EXPECT_NE(r.err.find("--html " + out + " is the trace being shown"), std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find(".html"), std::string::npos) << r.err;  // another name to use
@@ -386,8 +385,8 @@ TEST(Show, HtmlNeverOverwritesATrace) {
   const std::string before = read_file(other);
   for (const std::string& out : {other, dir.file("truncated.json")}) {
     const std::string was = read_file(out);
-    const CommandResult r = run_command(show_main, "show", {shown, "--html", out});
-    EXPECT_EQ(r.code, kExitBadInput) << out << ": " << r.out;
+    const CommandResult r = run_command("show", {shown, "--html", out});
+    EXPECT_EQ(r.code, cli::kExitUsage) << out << ": " << r.out;
     EXPECT_NE(r.err.find("--html " + out + " is a lockstep trace"), std::string::npos) << r.err;
     EXPECT_EQ(read_file(out), was);
   }
@@ -395,8 +394,8 @@ TEST(Show, HtmlNeverOverwritesATrace) {
 
   const std::string page = dir.file("page.json");  // not a trace, whatever its name
   write_file(page, "{\"an\": \"older page or notes\"}");
-  const CommandResult r = run_command(show_main, "show", {shown, "--html", page});
-  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const CommandResult r = run_command("show", {shown, "--html", page});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   EXPECT_EQ(read_file(page).rfind("<!DOCTYPE html>", 0), 0u);
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
     EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos)

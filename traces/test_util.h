@@ -1,5 +1,5 @@
 // Test helpers for traces/: real traces recorded from the registry, temporary directories, and
-// calling the subcommands with argv built from strings.
+// running the trace commands (cli/cmd_traces.cc) in this process with their own streams.
 #pragma once
 
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli.h"
 #include "traces/record.h"
 #include "traces/trace.h"
 
@@ -51,19 +52,14 @@ struct CommandResult {
   std::string err;
 };
 
-// Calls `main_fn` (replay_main, show_main, ...) with argv = {name, args...}.
-template <class MainFn>
-CommandResult run_command(MainFn main_fn, const std::string& name,
-                          const std::vector<std::string>& args) {
-  std::vector<std::string> storage{name};
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : storage) argv.push_back(s.data());
-  argv.push_back(nullptr);
+// Runs `lockstep NAME ARGS...` (replay, show, recheck, corpus, ...) with its own streams.
+inline CommandResult run_command(const std::string& name, const std::vector<std::string>& args) {
+  std::vector<std::string> line{name};
+  line.insert(line.end(), args.begin(), args.end());
   std::ostringstream out;
   std::ostringstream err;
   CommandResult r;
-  r.code = main_fn(static_cast<int>(storage.size()), argv.data(), out, err);
+  r.code = cli::run_command_line(line, cli::Io{out, err});
   r.out = out.str();
   r.err = err.str();
   return r;

@@ -592,21 +592,21 @@ std::optional<Trace> parse_trace(std::string_view text, std::string_view origin,
   try {
     doc = Json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    *error = {kExitBadInput, where + ": not valid JSON (" + e.what() + ")"};
+    *error = {LoadProblem::kBadInput, where + ": not valid JSON (" + e.what() + ")"};
     return std::nullopt;
   }
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != kFormatName) {
-    *error = {kExitBadInput, where + ": not a lockstep trace (no \"format\": \"" +
+    *error = {LoadProblem::kBadInput, where + ": not a lockstep trace (no \"format\": \"" +
                                  std::string(kFormatName) + "\")"};
     return std::nullopt;
   }
   if (!doc.contains("format_version") || !doc["format_version"].is_number_integer()) {
-    *error = {kExitBadInput, where + ": no integer \"format_version\""};
+    *error = {LoadProblem::kBadInput, where + ": no integer \"format_version\""};
     return std::nullopt;
   }
   if (const Json& version = doc["format_version"]; version != kFormatVersion) {
     const bool older = version.get<int64_t>() < kFormatVersion;
-    *error = {kExitBadInput,
+    *error = {LoadProblem::kBadInput,
               where + ": trace format version " + version.dump() + " (format_version) is " +
                   (older ? "older" : "newer") + " than the version " +
                   std::to_string(kFormatVersion) + " this lockstep reads, and only that one; " +
@@ -618,9 +618,9 @@ std::optional<Trace> parse_trace(std::string_view text, std::string_view origin,
   try {
     return trace_from_json(doc);
   } catch (const SchemaError& e) {
-    *error = {kExitBadInput, where + ": malformed trace: " + e.message};
+    *error = {LoadProblem::kBadInput, where + ": malformed trace: " + e.message};
   } catch (const nlohmann::json::exception& e) {
-    *error = {kExitBadInput, where + ": malformed trace: " + e.what()};
+    *error = {LoadProblem::kBadInput, where + ": malformed trace: " + e.what()};
   }
   return std::nullopt;
 }
@@ -628,16 +628,16 @@ std::optional<Trace> parse_trace(std::string_view text, std::string_view origin,
 std::optional<Trace> load_trace(const std::string& path, LoadError* error) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
-    *error = {kExitBadInput, path + ": no such file"};
+    *error = {LoadProblem::kBadInput, path + ": no such file"};
     return std::nullopt;
   }
   if (std::filesystem::is_directory(path, ec)) {
-    *error = {kExitBadInput, path + ": is a directory, not a trace file"};
+    *error = {LoadProblem::kBadInput, path + ": is a directory, not a trace file"};
     return std::nullopt;
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    *error = {kExitBadInput, path + ": cannot read (" + std::strerror(errno) + ")"};
+    *error = {LoadProblem::kBadInput, path + ": cannot read (" + std::strerror(errno) + ")"};
     return std::nullopt;
   }
   std::ostringstream buf;
@@ -661,18 +661,35 @@ bool is_trace_file(const std::string& path) {
          head.find(std::string("\"") + kFormatName + "\"") != std::string::npos;
 }
 
+std::string page_target_problem(const std::string& input, const std::string& page) {
+  const std::string instead = "; name another file for the page, e.g. --html " +
+                              std::filesystem::path(page).replace_extension(".html").string();
+  std::error_code ec;
+  if (page == input || std::filesystem::equivalent(input, page, ec)) {
+    return "--html " + page + " is the trace being shown: the page would overwrite it" +
+           (std::filesystem::path(page).extension() == ".html"
+                ? std::string("; name another file for the page")
+                : instead);
+  }
+  if (is_trace_file(page)) {
+    return "--html " + page + " is a lockstep trace: the page would overwrite it" + instead +
+           " (or remove the trace first if you mean to replace it)";
+  }
+  return {};
+}
+
 const recipes::RecipeInfo* resolve_recipe(const Trace& trace, LoadError* error,
                                           const recipes::RecipeInfo** current) {
   const recipes::RecipeInfo* r = recipes::find_recipe(trace.recipe);
   if (current != nullptr) *current = r;
   if (r == nullptr) {
-    *error = {kExitBadInput, "the trace's recipe \"" + trace.recipe +
+    *error = {LoadProblem::kBadInput, "the trace's recipe \"" + trace.recipe +
                                  "\" is not in the registry (run `lockstep list`)"};
     return nullptr;
   }
   const std::string now = recipe_fingerprint(*r);
   if (now != trace.recipe_fingerprint) {
-    *error = {kExitRecipeChanged,
+    *error = {LoadProblem::kRecipeChanged,
               "the recipe \"" + trace.recipe + "\" changed since the trace was recorded " +
                   "(fingerprint " + trace.recipe_fingerprint + ", now " + now +
                   "): its decisions may not fit any more; `lockstep recheck` judges the "

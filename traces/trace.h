@@ -9,8 +9,8 @@
 //
 // Files are written atomically (a temporary file in the target directory, fsync, rename, fsync
 // of the directory), so a reader sees either the old file or the whole new one, never a torn
-// one. Loading never throws: bad input comes back as a LoadError with a message and the
-// command's exit code (see kExit* below and FORMAT.md). Not thread-safe; no globals.
+// one. Loading never throws: bad input comes back as a LoadError saying what is wrong (the
+// commands of cli/cmd_traces.cc turn it into an exit code). Not thread-safe; no globals.
 //
 // Invariants of a Trace built by record_trace():
 //   1. events[i].index == i and events.size() == event_count (the log was recorded from the start);
@@ -45,15 +45,6 @@ constexpr uint32_t kMaxClients = 256;                     // scenario.workload.c
 constexpr uint32_t kMaxRounds = 10000;                    // scenario.workload.rounds
 constexpr uint32_t kMaxReopens = 10000;                   // scenario.workload.max_reopens
 constexpr int64_t kMaxDurationUs = 3600LL * 1000 * 1000;  // every scenario time and duration: 1 h
-
-// Exit statuses of the trace commands (replay, recheck, show), documented in FORMAT.md.
-constexpr int kExitOk = 0;             // replay: reproduced exactly; recheck: every trace passes
-constexpr int kExitStillFails = 1;     // recheck: at least one trace still violates a property
-constexpr int kExitBadInput = 2;       // usage error, missing/unreadable file, malformed JSON,
-                                       // unknown format version, unknown recipe, bad --html path
-constexpr int kExitDiverged = 3;       // replay: the run left the recording (event log, history,
-                                       // hash or verdict differ)
-constexpr int kExitRecipeChanged = 4;  // the recipe's registry entry changed since recording
 
 struct RunInfo {
   zk::Time start;    // the workload's start in world time (after the lock directory was made)
@@ -91,8 +82,14 @@ std::string recipe_fingerprint(const recipes::RecipeInfo& recipe);
 // The whole document, deterministic (no timestamps): the same Trace gives the same bytes.
 std::string to_json_text(const Trace& trace);
 
+// Why a trace could not be used.
+enum class LoadProblem : uint8_t {
+  kBadInput,       // missing or unreadable file, malformed JSON, unknown format version or recipe
+  kRecipeChanged,  // the trace is sound, but its recipe's registry entry changed since recording
+};
+
 struct LoadError {
-  int exit_code = kExitBadInput;
+  LoadProblem problem = LoadProblem::kBadInput;
   std::string message;  // one paragraph naming the file and what is wrong with it
 };
 
@@ -101,8 +98,8 @@ std::optional<Trace> parse_trace(std::string_view text, std::string_view origin,
 // Reads and parses a file.
 std::optional<Trace> load_trace(const std::string& path, LoadError* error);
 
-// The registry entry the trace was recorded with. Unknown recipe: kExitBadInput; a fingerprint
-// that differs from the current entry's: kExitRecipeChanged (the entry is still returned in
+// The registry entry the trace was recorded with. Unknown recipe: kBadInput; a fingerprint that
+// differs from the current entry's: kRecipeChanged (the entry is still returned in
 // *current so that a caller that was told to go ahead can).
 const recipes::RecipeInfo* resolve_recipe(const Trace& trace, LoadError* error,
                                           const recipes::RecipeInfo** current = nullptr);
@@ -111,6 +108,10 @@ const recipes::RecipeInfo* resolve_recipe(const Trace& trace, LoadError* error,
 // format marker ("format": "lockstep-trace"), or, when it does not parse (a truncated or
 // hand-edited trace), its first 4 KiB name the marker. Used to refuse writing a page over one.
 bool is_trace_file(const std::string& path);
+
+// Why `show INPUT --html PAGE` must not write PAGE, with what to do instead, or "" when it may:
+// PAGE is the input itself (under any name: the same file), or an existing trace file.
+std::string page_target_problem(const std::string& input, const std::string& page);
 
 // Writes `data` to `path` atomically: a temporary file in the same directory, fsync, rename over
 // `path`, fsync of the directory. On failure nothing at `path` changes and *error says why.

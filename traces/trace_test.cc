@@ -210,13 +210,13 @@ TEST(TraceFormat, RecordedTraceRoundTripsByteForByte) {
 // Malformed JSON, a JSON document that is not a trace, and a truncated file are bad input (2).
 TEST(TraceFormat, MalformedInputIsBadInput) {
   LoadError e = parse_error("{\"format\": \"lockstep-trace\", ");
-  EXPECT_EQ(e.exit_code, kExitBadInput);
+  EXPECT_EQ(e.problem, LoadProblem::kBadInput);
   EXPECT_NE(e.message.find("not valid JSON"), std::string::npos) << e.message;
   e = parse_error("[1, 2]");
   EXPECT_NE(e.message.find("not a lockstep trace"), std::string::npos) << e.message;
   const std::string good = to_json_text(testing::first_trace("fair-mutex"));
   e = parse_error(good.substr(0, good.size() / 2));
-  EXPECT_EQ(e.exit_code, kExitBadInput);
+  EXPECT_EQ(e.problem, LoadProblem::kBadInput);
   EXPECT_NE(e.message.find("bad.json"), std::string::npos) << e.message;
 }
 
@@ -227,7 +227,7 @@ TEST(TraceFormat, UnknownFormatVersionIsRefused) {
   std::string text = to_json_text(testing::first_trace("fair-mutex"));
   replace_once(&text, kVersionField, "\"format_version\": 99");
   const LoadError e = parse_error(text);
-  EXPECT_EQ(e.exit_code, kExitBadInput);
+  EXPECT_EQ(e.problem, LoadProblem::kBadInput);
   EXPECT_NE(e.message.find("trace format version 99 (format_version) is newer"), std::string::npos)
       << e.message;
 }
@@ -239,7 +239,7 @@ TEST(TraceFormat, OldFormatVersionIsRefusedWithTheFix) {
   const std::string old = std::to_string(kFormatVersion - 1);
   replace_once(&text, kVersionField, "\"format_version\": " + old);
   const LoadError e = parse_error(text);
-  EXPECT_EQ(e.exit_code, kExitBadInput);
+  EXPECT_EQ(e.problem, LoadProblem::kBadInput);
   EXPECT_NE(e.message.find("trace format version " + old +
                            " (format_version) is older than the "
                            "version " +
@@ -280,7 +280,7 @@ TEST(TraceFormat, MissingFileIsBadInput) {
   TempDir dir;
   LoadError e;
   EXPECT_FALSE(load_trace(dir.file("nope.json"), &e).has_value());
-  EXPECT_EQ(e.exit_code, kExitBadInput);
+  EXPECT_EQ(e.problem, LoadProblem::kBadInput);
   EXPECT_NE(e.message.find("nope.json: no such file"), std::string::npos) << e.message;
   EXPECT_FALSE(load_trace(dir.path(), &e).has_value());
   EXPECT_NE(e.message.find("is a directory"), std::string::npos) << e.message;
@@ -295,12 +295,12 @@ TEST(TraceFormat, RecipeResolutionDetectsUnknownAndChangedRecipes) {
   t.recipe_fingerprint = "fnv1a64:0000000000000000";
   const recipes::RecipeInfo* current = nullptr;
   EXPECT_EQ(resolve_recipe(t, &e, &current), nullptr);
-  EXPECT_EQ(e.exit_code, kExitRecipeChanged);
+  EXPECT_EQ(e.problem, LoadProblem::kRecipeChanged);
   EXPECT_NE(e.message.find("changed since the trace was recorded"), std::string::npos);
   EXPECT_EQ(current, recipes::find_recipe("fair-mutex"));
   t.recipe = "no-such-recipe";
   EXPECT_EQ(resolve_recipe(t, &e), nullptr);
-  EXPECT_EQ(e.exit_code, kExitBadInput);
+  EXPECT_EQ(e.problem, LoadProblem::kBadInput);
 }
 
 // The fingerprint covers the description: a recipe whose documented behaviour changes gets a
