@@ -1,17 +1,24 @@
 // A local speed check of the simulator (not a test, not lockstep_bench): 16 clients run
 // the fair-lock-like loop with text logging off. It prints the simulated request count; time
-// the process from the shell (`time sim_perf 2000`), since sim/ reads no clock.
+// the process from the shell (`time sim_perf --rounds 2000`), since sim/ reads no clock. Flags
+// (cli/cli.h's parser): [--rounds N] [--clients N].
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
+#include "cli/cli.h"
 #include "sim/test_workload.h"
 #include "sim/world.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_perf(const lockstep::cli::Command& self, const lockstep::cli::Args& args,
+             const lockstep::cli::Io& io) {
   using namespace lockstep::sim;
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 1000;
-  const uint32_t clients = argc > 2 ? static_cast<uint32_t>(std::atoi(argv[2])) : 16;
+  const auto rounds_flag = lockstep::cli::parse_uint_flag(self, args, "rounds", 1000, 1, 1000000, io.err);
+  const auto clients_flag = lockstep::cli::parse_uint_flag(self, args, "clients", 16, 1, 256, io.err);
+  if (!rounds_flag || !clients_flag) return lockstep::cli::kExitUsage;
+  const int rounds = static_cast<int>(*rounds_flag);
+  const uint32_t clients = static_cast<uint32_t>(*clients_flag);
   WorldOptions o;
   o.seed = 1;
   o.record_log = false;
@@ -33,5 +40,20 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(w.events_executed()),
               static_cast<unsigned long long>(w.log().size()),
               static_cast<unsigned long long>(w.log().hash()));
-  return 0;
+  return lockstep::cli::kExitOk;
 }
+
+const lockstep::cli::Command kPerf = {
+    .name = "sim_perf",
+    .summary = "A local speed check of the simulator: clients loop on a fair lock; time it from "
+               "the shell.",
+    .positional = "",
+    .flags = {{"rounds", "N", "lock rounds per client (default 1000)"},
+              {"clients", "N", "clients, 1..256 (default 16)"}},
+    .run = run_perf,
+    .details = "exit: 0, or 2 for a usage error\n",
+};
+
+}  // namespace
+
+int main(int argc, char** argv) { return lockstep::cli::run_program(kPerf, argc, argv); }

@@ -305,14 +305,5 @@ const cli::Command kTtb = {
 }  // namespace lockstep::explore
 
 int main(int argc, char** argv) {
-  using lockstep::explore::kTtb;
-  const lockstep::cli::Io io{std::cout, std::cerr};
-  std::optional<lockstep::cli::Args> args =
-      lockstep::cli::parse_args(kTtb, {argv + 1, argv + argc}, io.err);
-  if (!args) return lockstep::cli::kExitUsage;
-  if (args->has("help")) {
-    lockstep::cli::print_command_usage(kTtb, io.out);
-    return lockstep::cli::kExitOk;
-  }
-  return kTtb.run(kTtb, *args, io);
+  return lockstep::cli::run_program(lockstep::explore::kTtb, argc, argv);
 }

@@ -1,6 +1,7 @@
 // Flag parsing, usage errors and dispatch shared by every subcommand (see cli/cli.h).
 #include <algorithm>
 #include <charconv>
+#include <iostream>
 #include <ostream>
 
 #include "cli/cli.h"
@@ -33,8 +34,13 @@ const Command* find_command(std::string_view name) {
 }
 
 int usage_error(const Command& command, std::string_view message, std::ostream& err) {
-  err << "lockstep " << command.name << ": " << message << "\n"
-            << "Run 'lockstep help " << command.name << "' for its usage.\n";
+  if (find_command(command.name) == &command) {
+    err << "lockstep " << command.name << ": " << message << "\n"
+        << "Run 'lockstep help " << command.name << "' for its usage.\n";
+  } else {  // a program of its own (run_program)
+    err << command.name << ": " << message << "\n"
+        << "Run '" << command.name << " --help' for its usage.\n";
+  }
   return kExitUsage;
 }
 
@@ -173,6 +179,17 @@ int run_command_line(const std::vector<std::string>& argv, const Io& io) {
   return command->run(*command, *args, io);
 }
 
+int run_program(const Command& command, int argc, char** argv) {
+  const Io io{std::cout, std::cerr};
+  std::optional<Args> args = parse_args(command, {argv + 1, argv + argc}, io.err);
+  if (!args) return kExitUsage;
+  if (args->has("help")) {
+    print_command_usage(command, io.out);
+    return kExitOk;
+  }
+  return command.run(command, *args, io);
+}
+
 void print_exit_codes(std::ostream& out) {
   for (const ExitCode& e : kExitCodes) {
     std::string left = std::to_string(e.code) + "  " + e.name;
@@ -183,7 +200,7 @@ void print_exit_codes(std::ostream& out) {
 }
 
 void print_command_usage(const Command& command, std::ostream& out) {
-  out << "usage: lockstep " << command.name;
+  out << "usage: " << (find_command(command.name) == &command ? "lockstep " : "") << command.name;
   if (!command.flags.empty()) out << " [flags]";
   if (!command.positional.empty()) out << " " << command.positional;
   out << "\n\n" << command.summary << "\n";

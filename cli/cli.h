@@ -104,6 +104,10 @@ const Command* find_command(std::string_view name);
 // --version), the rest are its flags and arguments. Returns the exit code.
 int run_command_line(const std::vector<std::string>& argv, const Io& io);
 
+// Runs a program of its own (a benchmark) whose flags are `command`'s, with the standard streams:
+// parses argv[1..argc) with the one parser, answers --help, and calls command.run.
+int run_program(const Command& command, int argc, char** argv);
+
 // Parses argv after the subcommand name. Accepts "--flag", "--flag VALUE", "--flag=VALUE" and
 // "-h"/"--help" (reported as the flag "help"). On an error, prints it (with the fix) to `err`
 // and returns nullopt.
