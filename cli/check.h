@@ -3,8 +3,9 @@
 // with --real / --ensemble, Debian's ZooKeeper server, which the command starts on 127.0.0.1
 // and stops by process id (properties/real_backend.h).
 //
-// The table: one row per recipe (recipe, expected, one column per property: pass, - for not
-// judged, or "seed S" for the first violating seed; the seeds run; the result: ok, caught,
+// The table: one row per recipe (recipe, expected, one column per property: pass, - for claimed
+// but not judged, unclaimed for a property the recipe's registration does not claim, or
+// "seed S" for the first violating seed; the seeds run; the result: ok, caught,
 // FAILED, NOT CAUGHT, stopped, ERROR, not provokable), then one line per violation with the
 // command that reproduces it (`./lockstep check [--real|--ensemble] --recipe NAME --seed S
 // [--faults LIST]`: a seed's scenario depends on the backend, the recipe, the seed and the
@@ -14,9 +15,9 @@
 // The JSON (--json), the same schema on both backends: {backend, server, first_seed, last_seed,
 // interrupted, seconds, seeds_per_second, seeds_per_cpu_second, results: [{recipe, expected,
 // verdict (pass | violated | not-provokable | error), as_expected, expected_violation,
-// properties {name: pass | violated | not-judged}, seed, reproduce, first_seed, last_seed,
-// seeds_run, complete, trace, not_provokable_reason, error}]}; fields a backend has no value
-// for are null (server on the simulator, trace on a real server).
+// properties {name: pass | violated | not-judged | not-claimed}, seed, reproduce, first_seed,
+// last_seed, seeds_run, complete, trace, not_provokable_reason, error}]}; fields a backend has
+// no value for are null (server on the simulator, trace on a real server).
 //
 // Exit codes (cli/cli.h): 0 every recipe as expected (a variant a real server cannot provoke
 // does not fail the run), 1 a correct recipe failed, a broken variant was not caught or the

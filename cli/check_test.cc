@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "properties/scenario.h"
+#include "recipes/registry.h"
 
 namespace lockstep::cli {
 namespace {
@@ -467,6 +470,55 @@ TEST(CheckTraces, SingleSeedSavesItsTrace) {
   EXPECT_NE(o.out.find("  trace:     traces/failures/broken/sort-by-name-1.json"),
             std::string::npos)
       << o.out;
+}
+
+// A recipe whose code crashes the process as soon as a client makes its lock (an abort standing
+// for any crash: a segfault, a sanitizer report).
+recipes::RecipeInfo crashing_recipe() {
+  recipes::RecipeInfo r = *recipes::find_recipe("fair-mutex");
+  r.name = "test/crashes";
+  r.make = [](zk::Session&, const recipes::LockOptions&) -> std::unique_ptr<recipes::Lock> {
+    std::abort();
+  };
+  return r;
+}
+
+// With --jobs, a recipe that crashes its worker is reported as crashed at the seed it was
+// running, with the command that reproduces it, and the other recipes are checked to the end.
+TEST(CheckCrash, AWorkerCrashNamesTheRecipeAndSeedAndTheRunGoesOn) {
+  const recipes::RecipeInfo crashes = crashing_recipe();
+  CheckOptions o;
+  o.seeds = 40;
+  o.first_seed = 7;
+  o.jobs = 2;
+  const HostRun run =
+      check_recipes_forked({&crashes, recipes::find_recipe("fair-mutex")}, o, nullptr);
+  ASSERT_EQ(run.results.size(), 2u);
+  const RecipeResult& crashed = run.results[0];
+  EXPECT_NE(crashed.error.find("crashed (SIGABRT) while running seed 7"), std::string::npos)
+      << crashed.error;
+  EXPECT_NE(crashed.error.find("./lockstep check --recipe test/crashes --seed 7"),
+            std::string::npos)
+      << crashed.error;
+  EXPECT_FALSE(crashed.as_expected());
+  EXPECT_STREQ(crashed.verdict(), "error");
+  const RecipeResult& fair = run.results[1];
+  EXPECT_TRUE(fair.error.empty()) << fair.error;
+  EXPECT_EQ(fair.seeds_run, 40u);
+  EXPECT_TRUE(fair.as_expected());
+}
+
+// In one process (--jobs 1) the crash ends the run, but not before it names the recipe and the
+// seed and how to reproduce it.
+TEST(CheckCrash, AnInProcessCrashNamesTheRecipeAndSeed) {
+  const recipes::RecipeInfo crashes = crashing_recipe();
+  CheckOptions o;
+  o.seeds = 5;
+  o.first_seed = 3;
+  o.jobs = 1;
+  EXPECT_DEATH(check_recipes_forked({&crashes}, o, nullptr),
+               R"(crashed while running recipe test/crashes at seed 3.*)"
+               R"(\./lockstep check --recipe test/crashes --seed 3)");
 }
 
 }  // namespace

@@ -21,11 +21,13 @@
 namespace lockstep::cli {
 namespace {
 
+using properties::column_name;
 using properties::CheckOptions;
 using properties::kPropertyCount;
 using properties::Property;
 using properties::PropertyResult;
 using properties::RecipeResult;
+using properties::to_string;
 
 constexpr uint64_t kMaxSeed = std::numeric_limits<uint64_t>::max() / 2;
 #ifdef LOCKSTEP_HAVE_REAL
@@ -74,8 +76,12 @@ const char* outcome(const RecipeResult& r, const CheckOptions& o) {
   return r.as_expected() ? "caught" : "NOT CAUGHT";
 }
 
-std::string cell(const PropertyResult& p) {
+// "seed S", "pass", "-" (claimed, but no seed judged it: its faults excluded it) or
+// "unclaimed" (the recipe's registration does not claim it).
+std::string cell(const RecipeResult& r, Property property) {
+  const PropertyResult& p = r.properties[static_cast<int>(property)];
   if (p.seed) return "seed " + std::to_string(*p.seed);
+  if (r.claimed.count(property) == 0) return "unclaimed";
   return p.judged == 0 ? "-" : "pass";
 }
 
@@ -93,8 +99,8 @@ void print_table(const std::vector<RecipeResult>& results, const Request& rq, st
     out << r.recipe << std::string(width - r.recipe.size() + 2, ' ');
     std::snprintf(buf, sizeof buf, "%-9s", recipes::to_string(r.expected));
     out << buf;
-    for (const PropertyResult& p : r.properties) {
-      std::snprintf(buf, sizeof buf, "%-10s", cell(p).c_str());
+    for (int i = 0; i < kPropertyCount; ++i) {
+      std::snprintf(buf, sizeof buf, "%-10s", cell(r, static_cast<Property>(i)).c_str());
       out << buf;
     }
     std::snprintf(buf, sizeof buf, "%-8llu ", static_cast<unsigned long long>(r.seeds_run));
@@ -105,7 +111,8 @@ void print_table(const std::vector<RecipeResult>& results, const Request& rq, st
     const auto p = static_cast<Property>(i);
     out << (i ? ", " : "") << column_name(p) << "=" << to_string(p);
   }
-  out << "; pass = held in every seed where it applies, - = not judged"
+  out << "; pass = held in every seed where it applies, - = claimed but not judged (the faults "
+         "drawn exclude it), unclaimed = the recipe does not claim it"
       << (rq.where == Where::kSimulator ? "" : " (herd: never on a real server)")
       << ", seed S = first violating seed\n";
 }
@@ -171,8 +178,11 @@ nlohmann::json to_json(const std::vector<RecipeResult>& results, const Request& 
     nlohmann::json props = nlohmann::json::object();
     for (int i = 0; i < kPropertyCount; ++i) {
       const PropertyResult& p = r.properties[i];
-      props[to_string(static_cast<Property>(i))] =
-          p.seed ? "violated" : (p.judged == 0 ? "not-judged" : "pass");
+      const auto property = static_cast<Property>(i);
+      props[to_string(property)] = p.seed                            ? "violated"
+                                   : r.claimed.count(property) == 0 ? "not-claimed"
+                                   : p.judged == 0                  ? "not-judged"
+                                                                    : "pass";
     }
     nlohmann::json j;
     j["recipe"] = r.recipe;
@@ -518,7 +528,8 @@ int check_on_real(const Request& rq, std::ostream& out, std::ostream& err, bool 
   (void)out;
   (void)interactive;
   err << "lockstep check: --real/--ensemble need the real ZooKeeper client, which this build "
-         "leaves out (configured with -DLOCKSTEP_REAL=OFF or without libzookeeper-mt-dev)\n";
+         "leaves out (the installed lockstep::cli library, or a build configured with "
+         "-DLOCKSTEP_REAL=OFF or without libzookeeper-mt-dev)\n";
   return kExitNoServer;
 #endif
 }

@@ -155,8 +155,9 @@ int run_conformance(const Command& self, const Args& args, const Io& io) {
   return r.mismatched_sequences == 0 ? kExitOk : kExitFailure;
 #else
   io.err << "lockstep conformance: needs the real ZooKeeper client, which this build leaves "
-               "out (configured with -DLOCKSTEP_REAL=OFF or without libzookeeper-mt-dev)\n";
-  return kExitFailure;
+               "out (the installed lockstep::cli library, or a build configured with "
+               "-DLOCKSTEP_REAL=OFF or without libzookeeper-mt-dev)\n";
+  return kExitNoServer;
 #endif
 }
 

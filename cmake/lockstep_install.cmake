@@ -6,7 +6,9 @@
 # recipe and tests need (include/lockstep/{zk,sim,recipes,properties}/*.h), and
 # lib/cmake/lockstep/{lockstepConfig,lockstepConfigVersion,lockstepTargets}.cmake.
 # Imported names: lockstep::zk, lockstep::sim, lockstep::recipes, lockstep::properties_core,
-# lockstep::properties. A user's project:
+# lockstep::properties; cli/CMakeLists.txt adds lockstep::traces, lockstep::explore and
+# lockstep::cli (the commands over the simulator, for a user's own binary) to the same export.
+# A user's project:
 #   find_package(lockstep REQUIRED)
 #   target_link_libraries(my_test PRIVATE lockstep::properties)
 include_guard(GLOBAL)
@@ -46,7 +48,7 @@ install(FILES
 install(FILES ${PROJECT_SOURCE_DIR}/sim/world.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lockstep/sim)
 install(FILES ${PROJECT_SOURCE_DIR}/recipes/lock.h ${PROJECT_SOURCE_DIR}/recipes/registry.h
-  ${PROJECT_SOURCE_DIR}/recipes/lock_base.h
+  ${PROJECT_SOURCE_DIR}/recipes/lock_base.h ${PROJECT_SOURCE_DIR}/recipes/promises.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lockstep/recipes)
 install(FILES
   ${PROJECT_SOURCE_DIR}/properties/history.h ${PROJECT_SOURCE_DIR}/properties/checkers.h

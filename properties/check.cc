@@ -85,7 +85,9 @@ RecipeResult empty_result(const recipes::RecipeInfo& recipe) {
   RecipeResult rr;
   rr.recipe = recipe.name;
   rr.expected = recipe.expected;
-  rr.must_violate = claims_for(recipe).must_violate;
+  const Claims claims = claims_for(recipe);
+  rr.must_violate = claims.must_violate;
+  rr.claimed = claims.properties;
   return rr;
 }
 
@@ -178,6 +180,7 @@ void append_seeds(RecipeResult* acc, const RecipeResult& next) {
     }
   }
   if (acc->first_report.empty()) acc->first_report = next.first_report;
+  if (acc->error.empty()) acc->error = next.error;
 }
 
 bool complete(const RecipeResult& r, const CheckOptions& o) {

@@ -102,6 +102,8 @@ struct RecipeResult {
   std::string recipe;
   recipes::Expected expected = recipes::Expected::kCorrect;
   std::optional<Property> must_violate;
+  std::set<Property> claimed;  // what the recipe's registration claims (claims_for); the rest
+                               // is "unclaimed", never judged
   PropertyResult properties[kPropertyCount];
   uint64_t first_seed = 1;
   uint64_t seeds_run = 0;

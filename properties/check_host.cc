@@ -107,6 +107,145 @@ const char* signal_name(int sig) {
 // While alive, SIGINT, SIGTERM and SIGHUP set g_signal instead of ending the process, without
 // SA_RESTART so a waiting poll() returns at once, and SIGPIPE is ignored (writing to a worker
 // that died must not kill the parent). The destructor restores what was there before.
+// ---- Crashes ----
+//
+// A recipe that crashes the process (a signal, an abort, a sanitizer's report) must still be
+// named: before each seed the host writes "recipe R seed S" into g_crash_note (outside any
+// signal), and the fatal-signal handler (and a sanitizer's death callback) prints it with the
+// command that reproduces it, then dies as it would have. In a worker it also writes one line
+// "crash SEED SIGNAL" up the result pipe, so that the parent reports the recipe as crashed at
+// that seed (RecipeResult::error) and goes on with the other recipes.
+
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+char g_crash_note[640];                       // the human line, ready to write
+volatile std::sig_atomic_t g_crash_note_len = 0;
+char g_crash_line[64];                        // "crash SEED " for the parent
+volatile std::sig_atomic_t g_crash_line_len = 0;
+volatile std::sig_atomic_t g_crash_fd = -1;   // a worker's result pipe; -1 in the parent
+
+// Records the seed about to run (not in a signal handler).
+void note_seed(const recipes::RecipeInfo& recipe, uint64_t seed) {
+  g_crash_note_len = 0;
+  const int n = std::snprintf(
+      g_crash_note, sizeof g_crash_note,
+      "\nlockstep check: the process crashed while running recipe %s at seed %llu: a bug in the "
+      "recipe (or in lockstep). Reproduce it alone:\n  ./lockstep check --recipe %s --seed %llu\n",
+      recipe.name.c_str(), static_cast<unsigned long long>(seed), recipe.name.c_str(),
+      static_cast<unsigned long long>(seed));
+  g_crash_note_len = n > 0 ? std::min<int>(n, sizeof g_crash_note - 1) : 0;
+  const int m = std::snprintf(g_crash_line, sizeof g_crash_line, "crash %llu ",
+                              static_cast<unsigned long long>(seed));
+  g_crash_line_len = m > 0 ? std::min<int>(m, sizeof g_crash_line - 1) : 0;
+}
+
+void write_raw(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n <= 0) return;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+// Async-signal-safe: what g_crash_note says, and the machine line for the parent.
+void report_crash(const char* what) {
+  if (g_crash_note_len > 0) write_raw(STDERR_FILENO, g_crash_note, g_crash_note_len);
+  if (g_crash_fd >= 0 && g_crash_line_len > 0) {
+    write_raw(g_crash_fd, g_crash_line, g_crash_line_len);
+    write_raw(g_crash_fd, what, std::strlen(what));
+    write_raw(g_crash_fd, "\n", 1);
+  }
+}
+
+const char* fatal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+  }
+  return "a fatal signal";
+}
+
+extern "C" void on_fatal_signal(int sig) {
+  report_crash(fatal_name(sig));
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+extern "C" void on_sanitizer_death() { report_crash("a sanitizer report"); }
+
+}  // namespace
+}  // namespace lockstep::properties
+
+// Present when the program runs under AddressSanitizer or UBSan; its report ends the process
+// through this callback instead of a signal we could catch.
+extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+namespace lockstep::properties {
+namespace {
+
+// While alive, a crash names the recipe and seed being run (see above).
+class CrashScope {
+ public:
+  CrashScope() {
+    g_crash_note_len = 0;
+    g_crash_line_len = 0;
+    struct sigaction fatal {};
+    fatal.sa_handler = on_fatal_signal;
+    sigemptyset(&fatal.sa_mask);
+    fatal.sa_flags = SA_RESETHAND;
+    for (size_t i = 0; i < std::size(kFatalSignals); ++i) {
+      ::sigaction(kFatalSignals[i], &fatal, &saved_[i]);
+    }
+    if (&__sanitizer_set_death_callback != nullptr) {
+      __sanitizer_set_death_callback(on_sanitizer_death);
+    }
+  }
+  ~CrashScope() {
+    for (size_t i = 0; i < std::size(kFatalSignals); ++i) {
+      ::sigaction(kFatalSignals[i], &saved_[i], nullptr);
+    }
+    if (&__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(nullptr);
+    g_crash_note_len = 0;
+    g_crash_line_len = 0;
+  }
+  CrashScope(const CrashScope&) = delete;
+  CrashScope& operator=(const CrashScope&) = delete;
+
+ private:
+  struct sigaction saved_[std::size(kFatalSignals)]{};
+};
+
+// check_seeds on the simulator, naming each seed before it runs (note_seed).
+RecipeResult run_chunk(const recipes::RecipeInfo& recipe, uint64_t first, uint64_t count,
+                       const std::set<sim::FaultKind>& faults) {
+  SimBackend sim;
+  note_seed(recipe, first);
+  return check_seeds(recipe, first, count, faults, sim,
+                     [&](const recipes::RecipeInfo& r, const SeedOutcome& so) {
+                       note_seed(r, so.scenario.seed + 1);
+                     });
+}
+
+// A chunk whose worker crashed at `seed` (`what`: the signal): the recipe's result stops there
+// with the error, which fails the run and names the reproduce command.
+RecipeResult crashed_chunk(const recipes::RecipeInfo& recipe, uint64_t first, uint64_t seed,
+                           const std::string& what) {
+  RecipeResult r = empty_result(recipe);
+  r.first_seed = first;
+  r.error = "the process crashed (" + what + ") while running seed " + std::to_string(seed) +
+            ": a bug in the recipe (or in lockstep); reproduce it alone with ./lockstep check "
+            "--recipe " +
+            recipe.name + " --seed " + std::to_string(seed);
+  if (seed > first) {
+    r.error += " (seeds " + std::to_string(first) + ".." + std::to_string(seed - 1) +
+               " ran before it, but their results were lost with the process)";
+  }
+  return r;
+}
+
 class SignalScope {
  public:
   SignalScope() {
@@ -343,6 +482,7 @@ struct Worker {
   ::signal(SIGTERM, SIG_DFL);
   ::signal(SIGHUP, SIG_DFL);
   ::signal(SIGPIPE, SIG_DFL);
+  g_crash_fd = out;  // a crash tells the parent which seed it was (report_crash)
   std::string buffer;
   std::string line;
   char buf[256];
@@ -357,7 +497,7 @@ struct Worker {
         recipe >= todo.size()) {
       ::_exit(3);
     }
-    write_all(out, encode(check_seeds(*todo[recipe], first, count, faults)).dump() + "\n");
+    write_all(out, encode(run_chunk(*todo[recipe], first, count, faults)).dump() + "\n");
   }
 }
 
@@ -508,10 +648,11 @@ std::string host_dir_problem(const std::string& dir) {
 HostRun check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo,
                              const CheckOptions& o, std::ostream* progress) {
   SignalScope signals;
+  CrashScope crashes;
   SeedPlan plan(todo, o);
   ProgressLine line(progress);
   auto run_here = [&](const Chunk& c) {
-    plan.deliver(c, check_seeds(*todo[c.recipe], c.first, c.count, o.fault_restriction()));
+    plan.deliver(c, run_chunk(*todo[c.recipe], c.first, c.count, o.fault_restriction()));
   };
   // No more workers than chunks: a short run forks no idle processes.
   const uint32_t jobs = static_cast<uint32_t>(std::min<uint64_t>(o.jobs, plan.chunk_count()));
@@ -533,10 +674,19 @@ HostRun check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo
       const std::optional<std::string> reply = receive(&w);
       RecipeResult r = empty_result(*todo[w.busy->recipe]);
       r.first_seed = w.busy->first;
+      unsigned long long crash_seed = 0;
+      char crash_what[48] = {};
       if (reply && decode(*reply, &r)) {
         plan.deliver(*w.busy, std::move(r));
         w.busy.reset();
         hand_out(&w, &plan);
+      } else if (reply &&
+                 std::sscanf(reply->c_str(), "crash %llu %47[^\n]", &crash_seed, crash_what) == 2) {
+        // Its recipe crashed it at that seed (it said so before dying): report it, go on.
+        stop_worker(&w, true);
+        const Chunk c = *w.busy;
+        w.busy.reset();
+        plan.deliver(c, crashed_chunk(*todo[c.recipe], c.first, crash_seed, crash_what));
       } else if (reply || !w.alive()) {
         if (w.alive()) stop_worker(&w, true);  // it talks nonsense: treat it as dead
         // It died (a crash or an assert in a seed): run its chunk here, where a seed that

@@ -19,28 +19,19 @@
 #include <vector>
 
 #include "properties/history.h"
+#include "recipes/promises.h"
 #include "recipes/registry.h"
 #include "zk/types.h"
 
 namespace lockstep::properties {
 
-enum class Property : uint8_t {
-  kMutualExclusion,  // belief level: mutex/election one holder, rw: a writer overlaps nobody,
-                     // semaphore: at most max_leases
-  kFencedSafety,     // the resource never accepts a token lower than one it accepted, and a
-                     // token names one holder
-  kFifo,             // fresh grants follow queue (node creation) order among queued clients
-  kLiveness,         // after the heal phase every waiter acquires (or finishes) within a bound
-  kNoOrphans,        // at quiescence no lock node of a live session its owner does not know of
-  kHerdFree,         // at most one watch notification per release
-  kReentrancy,       // hold counts, owner-only release
-  kTimeoutCleanup,   // a timed-out or cancelled acquire leaves no node and an idle lock
-};
-constexpr int kPropertyCount = 8;
-const char* to_string(Property p);  // "mutual-exclusion", "fenced-safety", "fifo", ...
-const char* column_name(Property p);  // at most 6 letters, for tables: "mutex", "fenced", ...
-// Parses a name printed by to_string. Returns false for an unknown name.
-bool parse_property(std::string_view name, Property* out);
+// The properties and their names (recipes/promises.h: the registry states which a recipe
+// claims).
+using recipes::column_name;
+using recipes::kPropertyCount;
+using recipes::parse_property;
+using recipes::Property;
+using recipes::to_string;
 
 struct Verdict {
   Property property = Property::kMutualExclusion;

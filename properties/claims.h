@@ -1,6 +1,6 @@
 // lockstep properties: what each recipe in the registry claims, and what each deliberately
-// broken variant must be caught by. Keyed by registry name (recipes/registry.h); a recipe the
-// table does not know gets its kind's defaults (see claims_for).
+// broken variant must be caught by, as its registration states them (recipes/registry.h:
+// kind_promises, Promises, Exposure); claims_for turns them into what is judged.
 //
 // A correct recipe claims a set of properties and a set of fault kinds it survives. A property
 // is judged in a scenario only if every fault kind present in the scenario is one the recipe

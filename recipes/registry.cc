@@ -18,6 +18,13 @@ const char* to_string(Kind k) {
   return "?";
 }
 
+std::set<Property> kind_promises(Kind kind) {
+  std::set<Property> p{Property::kMutualExclusion, Property::kLiveness, Property::kNoOrphans,
+                       Property::kReentrancy, Property::kTimeoutCleanup};
+  if (kind == Kind::kMutex || kind == Kind::kElection) p.insert(Property::kFencedSafety);
+  return p;
+}
+
 const char* to_string(Expected e) {
   switch (e) {
     case Expected::kCorrect: return "correct";
@@ -56,31 +63,67 @@ QueueFlaws sorted_by(SortOrder order) {
 
 RecipeInfo entry(std::string name, Kind kind, Expected expected, std::string description,
                  std::string seed, LockFactory make) {
-  return RecipeInfo{std::move(name), kind,           expected, std::move(description),
-                    std::move(seed), std::move(make)};
+  RecipeInfo r;
+  r.name = std::move(name);
+  r.kind = kind;
+  r.expected = expected;
+  r.description = std::move(description);
+  r.seed = std::move(seed);
+  r.make = std::move(make);
+  return r;
+}
+
+// A correct recipe that promises `claims` beyond its kind's.
+RecipeInfo claiming(std::set<Property> claims, RecipeInfo r) {
+  r.promises.claims = std::move(claims);
+  return r;
+}
+
+// A broken variant and how it is caught.
+RecipeInfo caught(Exposure e, RecipeInfo r) {
+  r.exposure = std::move(e);
+  return r;
+}
+
+// Correct recipes first, then broken variants, each group by name.
+void sort_registry(std::vector<RecipeInfo>* r) {
+  std::stable_sort(r->begin(), r->end(), [](const RecipeInfo& a, const RecipeInfo& b) {
+    if (a.expected != b.expected) return a.expected == Expected::kCorrect;
+    return a.name < b.name;
+  });
 }
 
 std::vector<RecipeInfo> build() {
+  using P = Property;
+  using F = zk::FaultKind;
   constexpr Expected ok = Expected::kCorrect;
   constexpr Expected bad = Expected::kBroken;
   std::vector<RecipeInfo> r;
   // ---- correct recipes ----
+  // S1: unfair, and every loser watches the one node (herd): only its kind's promises.
   r.push_back(entry("exclusive", Kind::kMutex, ok,
                     "race to create one ephemeral node; losers watch it and race again on delete "
                     "(herd-prone, not fair)",
                     "S1, 001 §1", exclusive("exclusive", false)));
-  r.push_back(entry("fair-mutex", Kind::kMutex, ok,
-                    "Curator InterProcessMutex: ephemeral-sequential queue, watch the immediate "
-                    "predecessor, re-entrant, timed, cancellable, id in the name",
-                    "S2 S5 S6 S7 S9, 000 002 003 004", queue("fair-mutex", QueuePolicy::kMutex)));
-  r.push_back(entry("naive-mutex", Kind::kMutex, ok,
-                    "ephemeral-sequential queue, every waiter watches the whole child list "
-                    "(correct, herd effect)",
-                    "S3, 004", queue("naive-mutex", QueuePolicy::kNaive)));
-  r.push_back(entry("read-write", Kind::kReadWrite, ok,
-                    "shared lock: a reader waits for the nearest earlier writer, a writer for the "
-                    "nearest earlier node (role from LockOptions)",
-                    "S4, 001 §2", queue("read-write", QueuePolicy::kReadWrite)));
+  r.push_back(
+      claiming({P::kFifo, P::kHerdFree},
+               entry("fair-mutex", Kind::kMutex, ok,
+                     "Curator InterProcessMutex: ephemeral-sequential queue, watch the immediate "
+                     "predecessor, re-entrant, timed, cancellable, id in the name",
+                     "S2 S5 S6 S7 S9, 000 002 003 004", queue("fair-mutex", QueuePolicy::kMutex))));
+  // S3: fair, but every waiter watches the child list.
+  r.push_back(claiming(
+      {P::kFifo}, entry("naive-mutex", Kind::kMutex, ok,
+                        "ephemeral-sequential queue, every waiter watches the whole child list "
+                        "(correct, herd effect)",
+                        "S3, 004", queue("naive-mutex", QueuePolicy::kNaive))));
+  // FIFO; not herd-free: readers share a release's notification by design.
+  r.push_back(
+      claiming({P::kFifo},
+               entry("read-write", Kind::kReadWrite, ok,
+                     "shared lock: a reader waits for the nearest earlier writer, a writer for the "
+                     "nearest earlier node (role from LockOptions)",
+                     "S4, 001 §2", queue("read-write", QueuePolicy::kReadWrite))));
   r.push_back(entry("semaphore", Kind::kSemaphore, ok,
                     "up to max_leases holders: the N lowest nodes hold, waiters watch the child "
                     "list (herd traded for liveness when holders leave out of order)",
@@ -91,103 +134,166 @@ std::vector<RecipeInfo> build() {
                     "S10, 003", [](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
                       return std::make_unique<GatedSemaphore>(s, o, "semaphore-gated");
                     }));
-  r.push_back(entry("election", Kind::kElection, ok,
-                    "leader election on the fair mutex: acquire = become leader, release = "
-                    "resign, lost() = step down",
-                    "S8, 004", [](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
-                      return std::make_unique<ElectionCandidate>(s, o, "election");
-                    }));
-  // ---- deliberately broken variants ----
   r.push_back(
+      claiming({P::kFifo, P::kHerdFree},
+               entry("election", Kind::kElection, ok,
+                     "leader election on the fair mutex: acquire = become leader, release = "
+                     "resign, lost() = step down",
+                     "S8, 004", [](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
+                       return std::make_unique<ElectionCandidate>(s, o, "election");
+                     })));
+  // ---- deliberately broken variants ----
+  r.push_back(caught(
+      {.caught_by = P::kLiveness, .focus = {F::kLoseNextReply}},
       entry("broken/no-id-in-name", Kind::kMutex, bad,
             "node name carries no client id: after an ambiguous create the client "
             "creates again and its first node is an orphan it waits behind forever",
             "S6, 004",
-            queue("broken/no-id-in-name", QueuePolicy::kMutex, flaw(&QueueFlaws::no_attempt_id))));
-  r.push_back(entry("broken/timeout-leaves-node", Kind::kMutex, bad,
-                    "a timed-out acquire returns without deleting its node: the orphan blocks "
-                    "every later waiter while its session lives",
-                    "S5, 003",
-                    queue("broken/timeout-leaves-node", QueuePolicy::kMutex,
-                          flaw(&QueueFlaws::leave_node_on_timeout))));
-  r.push_back(entry(
-      "broken/no-relist", Kind::kMutex, bad,
-      "a waiter takes its predecessor's deletion as the grant without re-listing: "
-      "when a middle waiter gives up, two clients hold",
-      "S2, 000 003",
-      queue("broken/no-relist", QueuePolicy::kMutex, flaw(&QueueFlaws::deletion_means_grant))));
+            queue("broken/no-id-in-name", QueuePolicy::kMutex, flaw(&QueueFlaws::no_attempt_id)))));
   r.push_back(
-      entry("broken/ignores-expiry", Kind::kMutex, bad,
-            "the holder never learns its session expired: it keeps believing while the "
-            "next client holds",
-            "S7, 004",
-            queue("broken/ignores-expiry", QueuePolicy::kMutex, flaw(&QueueFlaws::ignore_expiry))));
+      caught({.caught_by = P::kTimeoutCleanup, .needs_timeouts = true},
+             entry("broken/timeout-leaves-node", Kind::kMutex, bad,
+                   "a timed-out acquire returns without deleting its node: the orphan blocks "
+                   "every later waiter while its session lives",
+                   "S5, 003",
+                   queue("broken/timeout-leaves-node", QueuePolicy::kMutex,
+                         flaw(&QueueFlaws::leave_node_on_timeout)))));
   r.push_back(
-      entry("broken/watch-first", Kind::kMutex, bad,
-            "every waiter watches the lowest node instead of its predecessor: each "
-            "release wakes all waiters (herd)",
-            "S2, 004",
-            queue("broken/watch-first", QueuePolicy::kMutex, flaw(&QueueFlaws::watch_first_node))));
-  r.push_back(entry("broken/seed001-exclusive", Kind::kMutex, bad,
-                    "seed 001 §1 as written: latch made once outside the loop (a loser that "
-                    "loses again spins) and exists-then-subscribe (a delete in between is missed "
-                    "and the waiter sleeps while the lock is free)",
-                    "S1, 001 §1", exclusive("broken/seed001-exclusive", true)));
+      caught({.caught_by = P::kMutualExclusion,
+              .focus = {F::kCancel},
+              .needs_timeouts = true,
+              .min_clients = 3},
+             entry("broken/no-relist", Kind::kMutex, bad,
+                   "a waiter takes its predecessor's deletion as the grant without re-listing: "
+                   "when a middle waiter gives up, two clients hold",
+                   "S2, 000 003",
+                   queue("broken/no-relist", QueuePolicy::kMutex,
+                         flaw(&QueueFlaws::deletion_means_grant)))));
+  r.push_back(caught(
+      {.caught_by = P::kMutualExclusion, .focus = {F::kAbandonSession}},
+      entry(
+          "broken/ignores-expiry", Kind::kMutex, bad,
+          "the holder never learns its session expired: it keeps believing while the "
+          "next client holds",
+          "S7, 004",
+          queue("broken/ignores-expiry", QueuePolicy::kMutex, flaw(&QueueFlaws::ignore_expiry)))));
+  r.push_back(caught({.caught_by = P::kHerdFree, .min_clients = 3},
+                     entry("broken/watch-first", Kind::kMutex, bad,
+                           "every waiter watches the lowest node instead of its predecessor: each "
+                           "release wakes all waiters (herd)",
+                           "S2, 004",
+                           queue("broken/watch-first", QueuePolicy::kMutex,
+                                 flaw(&QueueFlaws::watch_first_node)))));
   r.push_back(
+      caught({.caught_by = P::kLiveness},
+             entry("broken/seed001-exclusive", Kind::kMutex, bad,
+                   "seed 001 §1 as written: latch made once outside the loop (a loser that "
+                   "loses again spins) and exists-then-subscribe (a delete in between is missed "
+                   "and the waiter sleeps while the lock is free)",
+                   "S1, 001 §1", exclusive("broken/seed001-exclusive", true))));
+  r.push_back(caught(
+      {.caught_by = P::kMutualExclusion},
       entry("broken/sort-by-name", Kind::kMutex, bad,
             "children sorted by full name, not sequence: a later contender whose name "
             "sorts first believes it holds beside the holder",
             "S2, 000",
-            queue("broken/sort-by-name", QueuePolicy::kMutex, sorted_by(SortOrder::kFullName))));
-  r.push_back(entry(
-      "broken/rw-sort-by-name", Kind::kReadWrite, bad,
-      "read/write lock sorting by full name: \"read-\" and \"write-\" prefixes "
-      "reorder the queue, a writer and a reader hold together",
-      "S4, 001 §2",
-      queue("broken/rw-sort-by-name", QueuePolicy::kReadWrite, sorted_by(SortOrder::kFullName))));
+            queue("broken/sort-by-name", QueuePolicy::kMutex, sorted_by(SortOrder::kFullName)))));
   r.push_back(
+      caught({.caught_by = P::kMutualExclusion},
+             entry("broken/rw-sort-by-name", Kind::kReadWrite, bad,
+                   "read/write lock sorting by full name: \"read-\" and \"write-\" prefixes "
+                   "reorder the queue, a writer and a reader hold together",
+                   "S4, 001 §2",
+                   queue("broken/rw-sort-by-name", QueuePolicy::kReadWrite,
+                         sorted_by(SortOrder::kFullName)))));
+  r.push_back(caught(
+      {.caught_by = P::kMutualExclusion, .needs_wrap = true},
       entry("broken/sort-signed", Kind::kMutex, bad,
             "sequences compared as plain int32: past 2147483647 the next node "
             "(-2147483648) sorts first and holds beside the holder",
             "S2, DESIGN §2 wrap",
-            queue("broken/sort-signed", QueuePolicy::kMutex, sorted_by(SortOrder::kSignedValue))));
-  r.push_back(entry("broken/reader-ignores-writers", Kind::kReadWrite, bad,
-                    "a reader holds at once without waiting for earlier writers: a reader and a "
-                    "writer hold together",
-                    "S4, 001 §2",
-                    queue("broken/reader-ignores-writers", QueuePolicy::kReadWrite,
-                          flaw(&QueueFlaws::reader_ignores_writers))));
-  r.push_back(entry("broken/semaphore-watch-ahead", Kind::kSemaphore, bad,
-                    "a waiter watches only the node N places ahead (Curator's maxLeases driver): "
-                    "when holders leave out of order it sleeps while a lease is free",
-                    "S10, 003",
-                    queue("broken/semaphore-watch-ahead", QueuePolicy::kSemaphore,
-                          flaw(&QueueFlaws::watch_lease_ahead), "lease-")));
-  r.push_back(entry("broken/no-sync-recheck", Kind::kMutex, bad,
-                    "the exclusive lock re-checks its node without sync after a lost reply: a "
-                    "lagging server still shows the node its lost delete removed, and the "
-                    "second delete removes the next holder's node",
-                    "S1 S5 S6, DESIGN §2 ensemble view",
-                    exclusive("broken/no-sync-recheck", false, true)));
-  r.push_back(entry("broken/release-forgets-node", Kind::kMutex, bad,
-                    "a release whose delete meets connection loss forgets the node: if the "
-                    "delete was lost, the orphan blocks every waiter",
-                    "S5, 004",
-                    queue("broken/release-forgets-node", QueuePolicy::kMutex,
-                          flaw(&QueueFlaws::release_forgets_node))));
-  std::stable_sort(r.begin(), r.end(), [](const RecipeInfo& a, const RecipeInfo& b) {
-    if (a.expected != b.expected) return a.expected == Expected::kCorrect;
-    return a.name < b.name;
-  });
+            queue("broken/sort-signed", QueuePolicy::kMutex, sorted_by(SortOrder::kSignedValue)))));
+  r.push_back(
+      caught({.caught_by = P::kMutualExclusion},
+             entry("broken/reader-ignores-writers", Kind::kReadWrite, bad,
+                   "a reader holds at once without waiting for earlier writers: a reader and a "
+                   "writer hold together",
+                   "S4, 001 §2",
+                   queue("broken/reader-ignores-writers", QueuePolicy::kReadWrite,
+                         flaw(&QueueFlaws::reader_ignores_writers)))));
+  r.push_back(
+      caught({.caught_by = P::kLiveness, .min_clients = 4},
+             entry("broken/semaphore-watch-ahead", Kind::kSemaphore, bad,
+                   "a waiter watches only the node N places ahead (Curator's maxLeases driver): "
+                   "when holders leave out of order it sleeps while a lease is free",
+                   "S10, 003",
+                   queue("broken/semaphore-watch-ahead", QueuePolicy::kSemaphore,
+                         flaw(&QueueFlaws::watch_lease_ahead), "lease-"))));
+  r.push_back(
+      caught({.caught_by = P::kMutualExclusion,
+              // a lost delete reply, then a reconnect to a follower that has not applied it
+              .focus = {F::kLoseNextReply, F::kLaggingFollower},
+              .min_clients = 3},
+             entry("broken/no-sync-recheck", Kind::kMutex, bad,
+                   "the exclusive lock re-checks its node without sync after a lost reply: a "
+                   "lagging server still shows the node its lost delete removed, and the "
+                   "second delete removes the next holder's node",
+                   "S1 S5 S6, DESIGN §2 ensemble view",
+                   exclusive("broken/no-sync-recheck", false, true))));
+  r.push_back(caught({.caught_by = P::kLiveness, .focus = {F::kConnectionLoss}},
+                     entry("broken/release-forgets-node", Kind::kMutex, bad,
+                           "a release whose delete meets connection loss forgets the node: if the "
+                           "delete was lost, the orphan blocks every waiter",
+                           "S5, 004",
+                           queue("broken/release-forgets-node", QueuePolicy::kMutex,
+                                 flaw(&QueueFlaws::release_forgets_node)))));
+  sort_registry(&r);
   return r;
+}
+
+// The table, and whether anyone has read it (then it no longer changes).
+struct Table {
+  std::vector<RecipeInfo> recipes = build();
+  bool read = false;
+};
+
+Table& table() {
+  static Table t;
+  return t;
 }
 
 }  // namespace
 
 const std::vector<RecipeInfo>& registry() {
-  // Built once, immutable afterwards: a constant table, not mutable global state.
-  static const std::vector<RecipeInfo> table = build();
-  return table;
+  // Built once and immutable once read: a constant table, not mutable global state.
+  Table& t = table();
+  t.read = true;
+  return t.recipes;
+}
+
+std::string add_recipes(std::vector<RecipeInfo> recipes) {
+  Table& t = table();
+  if (t.read) return "the registry was read already: add recipes before anything else runs";
+  std::vector<RecipeInfo> all = t.recipes;
+  for (RecipeInfo& r : recipes) {
+    const bool named_broken = r.name.rfind("broken/", 0) == 0;
+    if (r.name.empty()) return "a recipe without a name";
+    for (const RecipeInfo& other : all) {
+      if (other.name == r.name) return "the name '" + r.name + "' is taken";
+    }
+    if (named_broken != (r.expected == Expected::kBroken)) {
+      return "'" + r.name + "': a broken variant's name starts with \"broken/\", and only its";
+    }
+    if ((r.expected == Expected::kBroken) != r.exposure.has_value()) {
+      return "'" + r.name + "': a broken variant says what catches it (RecipeInfo::exposure), "
+             "and a correct recipe has no exposure";
+    }
+    if (!r.make) return "'" + r.name + "' has no factory (RecipeInfo::make)";
+    all.push_back(std::move(r));
+  }
+  sort_registry(&all);
+  t.recipes = std::move(all);
+  return {};
 }
 
 const RecipeInfo* find_recipe(std::string_view name) {

@@ -37,7 +37,9 @@ zk::Task<zk::Result<Held>> MyExclusiveLock::attempt(zk::Time deadline) {
       co_return zk::Result<Held>::failure(c.error);
     }
     // The node exists (or may): it may be ours, from a create whose reply was lost (S6).
-    zk::Result<zk::Stat> own = co_await check_own(path, deadline);
+    zk::Result<zk::Stat> own = trust_node_exists_
+                                   ? zk::Result<zk::Stat>::failure(Error::kNoNode)
+                                   : co_await check_own(path, deadline);
     if (own.ok()) {
       co_return zk::Result<Held>{Error::kOk, Held{path, own.value.czxid, session().id()}};
     }
@@ -75,6 +77,25 @@ lockstep::recipes::RecipeInfo my_exclusive_info() {
   info.make = [](zk::Session& s, const lockstep::recipes::LockOptions& o) {
     return std::unique_ptr<lockstep::recipes::Lock>(std::make_unique<MyExclusiveLock>(s, o));
   };
+  return info;
+}
+
+lockstep::recipes::RecipeInfo my_broken_info() {
+  lockstep::recipes::RecipeInfo info;
+  info.name = "broken/example-trusts-node-exists";
+  info.kind = lockstep::recipes::Kind::kMutex;
+  info.expected = lockstep::recipes::Expected::kBroken;
+  info.description =
+      "a create that finds the node there never asks whether it is its own: after a lost reply "
+      "the client waits on its own node forever";
+  info.seed = "example";
+  info.make = [](zk::Session& s, const lockstep::recipes::LockOptions& o) {
+    return std::unique_ptr<lockstep::recipes::Lock>(
+        std::make_unique<MyExclusiveLock>(s, o, /*trust_node_exists=*/true));
+  };
+  info.exposure = lockstep::recipes::Exposure{
+      .caught_by = lockstep::recipes::Property::kLiveness,
+      .focus = {zk::FaultKind::kLoseNextReply}};
   return info;
 }
 

@@ -19,8 +19,14 @@ namespace example {
 
 class MyExclusiveLock final : public lockstep::recipes::LockBase {
  public:
-  MyExclusiveLock(zk::Session& session, lockstep::recipes::LockOptions options)
-      : LockBase(session, std::move(options), "example/my-exclusive") {}
+  // `trust_node_exists`: the deliberate bug of broken/example-trusts-node-exists — after a
+  // create that found the node there, never ask whether it is our own (from a create whose
+  // reply was lost): the client then waits on its own node forever.
+  MyExclusiveLock(zk::Session& session, lockstep::recipes::LockOptions options,
+                  bool trust_node_exists = false)
+      : LockBase(session, std::move(options),
+                 trust_node_exists ? "broken/example-trusts-node-exists" : "example/my-exclusive"),
+        trust_node_exists_(trust_node_exists) {}
 
  protected:
   zk::Task<zk::Result<lockstep::recipes::Held>> attempt(zk::Time deadline) override;
@@ -29,9 +35,16 @@ class MyExclusiveLock final : public lockstep::recipes::LockBase {
   // After a create whose outcome is unknown (timeout, cancellation): removes the node if the
   // create did make it ours, then reports `why`.
   zk::Task<zk::Result<lockstep::recipes::Held>> abandon(std::string path, zk::Error why);
+
+  bool trust_node_exists_;
 };
 
-// The registry entry a user's tests hand to lockstep (properties::check_recipe).
+// The registry entry a user's tests hand to lockstep (properties::check_recipe) and the user's
+// own `lockstep` binary registers (my_lockstep.cc): a correct mutex, judged on its kind's
+// promises.
 lockstep::recipes::RecipeInfo my_exclusive_info();
+
+// The same lock with its deliberate bug, which liveness must catch under lost replies.
+lockstep::recipes::RecipeInfo my_broken_info();
 
 }  // namespace example

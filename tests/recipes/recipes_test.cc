@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,41 @@ TEST(Registry, ListsEveryRecipeAndVariantCorrectFirstThenByName) {
       EXPECT_LT(reg[i - 1].name, reg[i].name);
     }
   }
+}
+
+// Every registration states its promises: a broken variant says which property must catch it
+// (one its kind does not already make it pass by construction: it is judged), a correct recipe
+// never carries an exposure, and the fair recipes claim FIFO (the seeds document it).
+TEST(Registry, EveryRegistrationStatesItsPromises) {
+  for (const RecipeInfo& r : registry()) {
+    EXPECT_EQ(r.exposure.has_value(), r.expected == Expected::kBroken) << r.name;
+    if (r.exposure) {
+      EXPECT_GE(r.exposure->min_clients, 2u) << r.name;
+      EXPECT_TRUE(r.promises.claims.empty()) << r.name << ": a broken variant claims nothing more";
+    }
+  }
+  const std::set<Property> mutex_defaults = kind_promises(Kind::kMutex);
+  EXPECT_EQ(mutex_defaults.count(Property::kFencedSafety), 1u);
+  EXPECT_EQ(mutex_defaults.count(Property::kFifo), 0u);
+  EXPECT_EQ(kind_promises(Kind::kSemaphore).count(Property::kFencedSafety), 0u);
+  for (const char* fair : {"fair-mutex", "naive-mutex", "read-write", "election"}) {
+    EXPECT_EQ(find_recipe(fair)->promises.claims.count(Property::kFifo), 1u) << fair;
+  }
+  EXPECT_EQ(find_recipe("exclusive")->promises.claims.count(Property::kFifo), 0u);
+  EXPECT_EQ(find_recipe("broken/watch-first")->exposure->caught_by, Property::kHerdFree);
+}
+
+// A user's recipes join the registry only before anyone has read it (cli::main_with_recipes
+// adds them first thing; examples/my_recipe's my_lockstep shows it working): afterwards the
+// registry is one immutable table and add_recipes says why it refuses.
+TEST(Registry, AddingRecipesAfterTheRegistryWasReadIsRefused) {
+  ASSERT_FALSE(registry().empty());
+  RecipeInfo mine = *find_recipe("fair-mutex");
+  mine.name = "example/late";
+  const size_t before = registry().size();
+  EXPECT_NE(add_recipes({mine}).find("read already"), std::string::npos);
+  EXPECT_EQ(registry().size(), before);
+  EXPECT_EQ(find_recipe("example/late"), nullptr);
 }
 
 TEST(Contenders, ParseIgnoresForeignChildrenAndSortsAcrossTheSignedWrap) {
