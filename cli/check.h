@@ -35,7 +35,8 @@ namespace lockstep::cli {
 
 // Runs `lockstep check` with parsed `args`. `interactive`: draw a progress line on `err`.
 // `save_trace`: how failing seeds become trace files (nullptr: none are saved).
+// `program`: how the printed commands call the tool (Io::program).
 int run_check(const Args& args, std::ostream& out, std::ostream& err, bool interactive,
-              const properties::TraceSaver& save_trace);
+              const properties::TraceSaver& save_trace, const char* program = "./lockstep");
 
 }  // namespace lockstep::cli

@@ -81,6 +81,9 @@ struct Io {
   std::ostream& out;
   std::ostream& err;
   bool interactive = false;  // `err` is a terminal: a progress line may be redrawn on it
+  // How the printed commands (reproduce, replay, show) call the tool: "./lockstep" from a source
+  // tree; a user's own binary (cli/user_main.h) its own name.
+  const char* program = "./lockstep";
 };
 
 struct Command {

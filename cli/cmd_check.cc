@@ -58,7 +58,7 @@ struct Request {
 
 // The command that reruns `seed` of `recipe` as this run ran it.
 std::string repro(const Request& rq, const std::string& recipe, uint64_t seed) {
-  std::string cmd = "./lockstep check";
+  std::string cmd = rq.o.program + " check";
   if (rq.where == Where::kStandalone) cmd += " --real";
   if (rq.where == Where::kEnsemble) cmd += " --ensemble";
   return cmd + " --recipe " + recipe + " --seed " + std::to_string(seed) +
@@ -123,7 +123,8 @@ void print_failures(const std::vector<RecipeResult>& results, const Request& rq,
     if (!r.error.empty()) out << "ERROR " << r.recipe << ": " << r.error << "\n";
     if (!r.unsupported.empty()) {
       out << "not provokable on a real server: " << r.recipe << " (" << r.unsupported
-          << "); the simulator catches it: ./lockstep check --recipe " << r.recipe << "\n";
+          << "); the simulator catches it: " << rq.o.program << " check --recipe " << r.recipe
+          << "\n";
     }
     for (int i = 0; i < kPropertyCount; ++i) {
       const PropertyResult& p = r.properties[i];
@@ -137,8 +138,8 @@ void print_failures(const std::vector<RecipeResult>& results, const Request& rq,
           << ": " << p.message.substr(0, p.message.find('\n'))
           << "\n  reproduce: " << repro(rq, r.recipe, *p.seed) << "\n";
       if (auto t = r.traces.find(*p.seed); t != r.traces.end()) {
-        out << "  trace:     " << t->second << "\n  replay:    ./lockstep replay " << t->second
-            << "\n  show:      ./lockstep show " << t->second << "\n";
+        out << "  trace:     " << t->second << "\n  replay:    " << rq.o.program << " replay "
+            << t->second << "\n  show:      " << rq.o.program << " show " << t->second << "\n";
       }
     }
     if (r.expected == recipes::Expected::kBroken && r.error.empty() && !r.as_expected() &&
@@ -535,15 +536,16 @@ int check_on_real(const Request& rq, std::ostream& out, std::ostream& err, bool 
 }
 
 int run_check_command(const Command&, const Args& args, const Io& io) {
-  return run_check(args, io.out, io.err, io.interactive, traces::save_check_failure);
+  return run_check(args, io.out, io.err, io.interactive, traces::save_check_failure, io.program);
 }
 
 }  // namespace
 
 int run_check(const Args& args, std::ostream& out, std::ostream& err, bool interactive,
-              const properties::TraceSaver& save_trace) {
+              const properties::TraceSaver& save_trace, const char* program) {
   std::optional<Request> rq = parse_request(kCheckCommand, args, err);
   if (!rq) return kExitUsage;
+  rq->o.program = program;
   if (rq->where == Where::kSimulator) {
     return check_in_simulator(*rq, out, err, interactive, save_trace);
   }

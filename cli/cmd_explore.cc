@@ -61,7 +61,9 @@ std::string fault_list(const properties::Scenario& s) {
 // Saves the counterexample as a trace; returns the path or "" (and prints why).
 std::string save_counterexample(const Scope& scope, const Counterexample& c,
                                 const std::string& strategy, const std::string& dir,
-                                std::ostream& out, std::ostream& err) {
+                                const Io& io) {
+  std::ostream& out = io.out;
+  std::ostream& err = io.err;
   const traces::Trace t = traces::record_trace(
       *scope.recipe, scope.scenario, std::make_unique<ScheduleStrategy>(c.schedule, strategy));
   if (t.violation() == nullptr || t.decisions != c.decisions) {
@@ -77,7 +79,7 @@ std::string save_counterexample(const Scope& scope, const Counterexample& c,
   }
   out << "saved: " << path << " (" << t.events.size() << " events, " << t.decisions.size()
       << " decisions)\n";
-  traces::print_replay_command(out, path);
+  traces::print_replay_command(out, path, io.program);
   return path;
 }
 
@@ -324,7 +326,7 @@ int run_explore(const Command& self, const Args& args, const Io& io) {
       << c.found_at << ", " << c.schedule.size() << " preemption"
       << (c.schedule.size() == 1 ? "" : "s") << ", " << c.decisions.size() << " decisions, "
       << c.sim_events << " simulator events\n";
-  if (r.save) save_counterexample(scope, c, res.strategy, r.save_dir, out, err);
+  if (r.save) save_counterexample(scope, c, res.strategy, r.save_dir, io);
   return kExitFailure;
 }
 

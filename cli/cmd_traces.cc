@@ -190,7 +190,7 @@ int run_corpus(const Command& self, const Args& args, const Io& io) {
              << " events, " << e.history_events << " history events): " << e.verdict << "\n";
     } else if (!e.failure.empty()) {
       io.out << e.recipe << ": triaged seed " << e.seed << " " << e.failure
-             << ", not saved: " << e.verdict << "\n  reproduce: ./lockstep check --recipe "
+             << ", not saved: " << e.verdict << "\n  reproduce: " << io.program << " check --recipe "
              << e.recipe << " --seed " << e.seed << "\n";
     } else {
       io.out << e.recipe << ": triaged seed " << e.seed << " -> " << e.path << " (" << e.events

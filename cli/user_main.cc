@@ -16,7 +16,7 @@ int main_with_recipes(int argc, char** argv, std::vector<recipes::RecipeInfo> re
     std::cerr << "lockstep: your recipes cannot be registered: " << problem << "\n";
     return kExitUsage;
   }
-  const Io io{std::cout, std::cerr, isatty(STDERR_FILENO) != 0};
+  const Io io{std::cout, std::cerr, isatty(STDERR_FILENO) != 0, argv[0]};
   return run_command_line({argv + 1, argv + argc}, io);
 }
 

@@ -65,6 +65,8 @@ struct CheckOptions {
   std::string trace_dir = "traces/failures";  // where failing seeds' traces go
   bool save_traces = true;                    // false: --no-traces
   bool shrink_traces = true;                  // false: --no-shrink
+  std::string program = "./lockstep";  // how reproduce lines call the tool (a user's own
+                                       // binary, cli/user_main.h: its own name)
 
   // The seeds of `recipe`'s run: --seed, or first_seed and seeds (min_broken_seeds for a broken
   // variant).

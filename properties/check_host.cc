@@ -124,13 +124,14 @@ volatile std::sig_atomic_t g_crash_line_len = 0;
 volatile std::sig_atomic_t g_crash_fd = -1;   // a worker's result pipe; -1 in the parent
 
 // Records the seed about to run (not in a signal handler).
-void note_seed(const recipes::RecipeInfo& recipe, uint64_t seed) {
+void note_seed(const std::string& program, const recipes::RecipeInfo& recipe, uint64_t seed) {
   g_crash_note_len = 0;
   const int n = std::snprintf(
       g_crash_note, sizeof g_crash_note,
       "\nlockstep check: the process crashed while running recipe %s at seed %llu: a bug in the "
-      "recipe (or in lockstep). Reproduce it alone:\n  ./lockstep check --recipe %s --seed %llu\n",
-      recipe.name.c_str(), static_cast<unsigned long long>(seed), recipe.name.c_str(),
+      "recipe (or in lockstep). Reproduce it alone:\n  %s check --recipe %s --seed %llu\n",
+      recipe.name.c_str(), static_cast<unsigned long long>(seed), program.c_str(),
+      recipe.name.c_str(),
       static_cast<unsigned long long>(seed));
   g_crash_note_len = n > 0 ? std::min<int>(n, sizeof g_crash_note - 1) : 0;
   const int m = std::snprintf(g_crash_line, sizeof g_crash_line, "crash %llu ",
@@ -220,24 +221,24 @@ class CrashScope {
 
 // check_seeds on the simulator, naming each seed before it runs (note_seed).
 RecipeResult run_chunk(const recipes::RecipeInfo& recipe, uint64_t first, uint64_t count,
-                       const std::set<sim::FaultKind>& faults) {
+                       const CheckOptions& o) {
   SimBackend sim;
-  note_seed(recipe, first);
-  return check_seeds(recipe, first, count, faults, sim,
+  note_seed(o.program, recipe, first);
+  return check_seeds(recipe, first, count, o.fault_restriction(), sim,
                      [&](const recipes::RecipeInfo& r, const SeedOutcome& so) {
-                       note_seed(r, so.scenario.seed + 1);
+                       note_seed(o.program, r, so.scenario.seed + 1);
                      });
 }
 
 // A chunk whose worker crashed at `seed` (`what`: the signal): the recipe's result stops there
 // with the error, which fails the run and names the reproduce command.
 RecipeResult crashed_chunk(const recipes::RecipeInfo& recipe, uint64_t first, uint64_t seed,
-                           const std::string& what) {
+                           const std::string& what, const std::string& program) {
   RecipeResult r = empty_result(recipe);
   r.first_seed = first;
   r.error = "the process crashed (" + what + ") while running seed " + std::to_string(seed) +
-            ": a bug in the recipe (or in lockstep); reproduce it alone with ./lockstep check "
-            "--recipe " +
+            ": a bug in the recipe (or in lockstep); reproduce it alone with " + program +
+            " check --recipe " +
             recipe.name + " --seed " + std::to_string(seed);
   if (seed > first) {
     r.error += " (seeds " + std::to_string(first) + ".." + std::to_string(seed - 1) +
@@ -477,7 +478,7 @@ struct Worker {
 // and exits when the task pipe closes. It ignores SIGINT (the parent decides what a Ctrl-C
 // stops) and dies of SIGTERM, SIGHUP and SIGPIPE (the parent is gone).
 [[noreturn]] void worker_main(int in, int out, const std::vector<const recipes::RecipeInfo*>& todo,
-                              const std::set<sim::FaultKind>& faults) {
+                              const CheckOptions& o) {
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGTERM, SIG_DFL);
   ::signal(SIGHUP, SIG_DFL);
@@ -497,14 +498,14 @@ struct Worker {
         recipe >= todo.size()) {
       ::_exit(3);
     }
-    write_all(out, encode(run_chunk(*todo[recipe], first, count, faults)).dump() + "\n");
+    write_all(out, encode(run_chunk(*todo[recipe], first, count, o)).dump() + "\n");
   }
 }
 
 // Forks `jobs` workers (fewer when fork or pipe fails; then the parent runs what is left).
 std::vector<Worker> start_workers(uint32_t jobs,
                                   const std::vector<const recipes::RecipeInfo*>& todo,
-                                  const std::set<sim::FaultKind>& faults) {
+                                  const CheckOptions& o) {
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
@@ -527,7 +528,7 @@ std::vector<Worker> start_workers(uint32_t jobs,
       }
       ::close(task[1]);
       ::close(result[0]);
-      worker_main(task[0], result[1], todo, faults);
+      worker_main(task[0], result[1], todo, o);
     }
     ::close(task[0]);
     ::close(result[1]);
@@ -652,12 +653,12 @@ HostRun check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo
   SeedPlan plan(todo, o);
   ProgressLine line(progress);
   auto run_here = [&](const Chunk& c) {
-    plan.deliver(c, run_chunk(*todo[c.recipe], c.first, c.count, o.fault_restriction()));
+    plan.deliver(c, run_chunk(*todo[c.recipe], c.first, c.count, o));
   };
   // No more workers than chunks: a short run forks no idle processes.
   const uint32_t jobs = static_cast<uint32_t>(std::min<uint64_t>(o.jobs, plan.chunk_count()));
   std::vector<Worker> workers =
-      jobs > 1 ? start_workers(jobs, todo, o.fault_restriction()) : std::vector<Worker>();
+      jobs > 1 ? start_workers(jobs, todo, o) : std::vector<Worker>();
   for (Worker& w : workers) hand_out(&w, &plan);
   std::vector<pollfd> fds;
   while (g_signal == 0) {
@@ -686,7 +687,7 @@ HostRun check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo
         stop_worker(&w, true);
         const Chunk c = *w.busy;
         w.busy.reset();
-        plan.deliver(c, crashed_chunk(*todo[c.recipe], c.first, crash_seed, crash_what));
+        plan.deliver(c, crashed_chunk(*todo[c.recipe], c.first, crash_seed, crash_what, o.program));
       } else if (reply || !w.alive()) {
         if (w.alive()) stop_worker(&w, true);  // it talks nonsense: treat it as dead
         // It died (a crash or an assert in a seed): run its chunk here, where a seed that

@@ -854,12 +854,15 @@ std::string save_failure_note(const Trace& trace, const std::string& dir) {
   return out.str();
 }
 
-std::string replay_command(const std::string& path) { return "./lockstep replay " + path; }
+std::string replay_command(const std::string& path, const std::string& program) {
+  return program + " replay " + path;
+}
 
-void print_replay_command(std::ostream& out, const std::string& path) {
+void print_replay_command(std::ostream& out, const std::string& path,
+                          const std::string& program) {
   out << "trace saved: " << path << "\n"
-      << "  replay it:  " << replay_command(path) << "\n"
-      << "  read it:    ./lockstep show " << path << " [--html OUT.html]\n";
+      << "  replay it:  " << replay_command(path, program) << "\n"
+      << "  read it:    " << program << " show " << path << " [--html OUT.html]\n";
 }
 
 std::string event_line(const sim::LoggedEvent& e) {

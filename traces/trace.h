@@ -141,9 +141,11 @@ std::string failure_trace_dir(const std::string& fallback = kDefaultFailureDir);
 // to replay and show it), or why it could not be saved.
 std::string save_failure_note(const Trace& trace, const std::string& dir = failure_trace_dir());
 
-// "./lockstep replay PATH" (and how to read it), for failure reports.
-std::string replay_command(const std::string& path);
-void print_replay_command(std::ostream& out, const std::string& path);
+// "./lockstep replay PATH" (and how to read it), for failure reports; `program`: how the tool
+// is called (a user's own binary: its name).
+std::string replay_command(const std::string& path, const std::string& program = "./lockstep");
+void print_replay_command(std::ostream& out, const std::string& path,
+                          const std::string& program = "./lockstep");
 
 // One event-log line, exactly as sim::EventLog::to_text() prints it (without the newline).
 std::string event_line(const sim::LoggedEvent& e);
