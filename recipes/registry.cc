@@ -128,12 +128,15 @@ std::vector<RecipeInfo> build() {
                     "up to max_leases holders: the N lowest nodes hold, waiters watch the child "
                     "list (herd traded for liveness when holders leave out of order)",
                     "S10, 003", queue("semaphore", QueuePolicy::kSemaphore, {}, "lease-")));
-  r.push_back(entry("semaphore-gated", Kind::kSemaphore, ok,
-                    "Curator InterProcessSemaphoreV2: take a fair gate mutex, create the lease, "
-                    "wait on the lease list until among max_leases, release the gate (herd-free)",
-                    "S10, 003", [](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
-                      return std::make_unique<GatedSemaphore>(s, o, "semaphore-gated");
-                    }));
+  // Herd-free: only the gate's holder waits on the lease list, and the gate is the fair mutex.
+  r.push_back(
+      claiming({P::kHerdFree},
+               entry("semaphore-gated", Kind::kSemaphore, ok,
+                     "Curator InterProcessSemaphoreV2: take a fair gate mutex, create the lease, "
+                     "wait on the lease list until among max_leases, release the gate (herd-free)",
+                     "S10, 003", [](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
+                       return std::make_unique<GatedSemaphore>(s, o, "semaphore-gated");
+                     })));
   r.push_back(
       claiming({P::kFifo, P::kHerdFree},
                entry("election", Kind::kElection, ok,
@@ -285,7 +288,8 @@ std::string add_recipes(std::vector<RecipeInfo> recipes) {
       return "'" + r.name + "': a broken variant's name starts with \"broken/\", and only its";
     }
     if ((r.expected == Expected::kBroken) != r.exposure.has_value()) {
-      return "'" + r.name + "': a broken variant says what catches it (RecipeInfo::exposure), "
+      return "'" + r.name +
+             "': a broken variant says what catches it (RecipeInfo::exposure), "
              "and a correct recipe has no exposure";
     }
     if (!r.make) return "'" + r.name + "' has no factory (RecipeInfo::make)";
