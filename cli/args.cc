@@ -150,6 +150,17 @@ std::vector<std::string> split_list(std::string_view text) {
 
 namespace {
 
+// Parses `flags` against `command`, answers --help, or runs it.
+int parse_and_run(const Command& command, const std::vector<std::string>& flags, const Io& io) {
+  std::optional<Args> args = parse_args(command, flags, io.err);
+  if (!args) return kExitUsage;
+  if (args->has("help")) {
+    print_command_usage(command, io.out);
+    return kExitOk;
+  }
+  return command.run(command, *args, io);
+}
+
 // Prints `problem`, the command list and where to read more; returns kExitUsage.
 int top_level_usage_error(const std::string& problem, std::ostream& err) {
   err << "lockstep: " << problem << "\n"
@@ -170,24 +181,11 @@ int run_command_line(const std::vector<std::string>& argv, const Io& io) {
   if (command == nullptr) {
     return top_level_usage_error("unknown command '" + argv[0] + "'.", io.err);
   }
-  std::optional<Args> args = parse_args(*command, {argv.begin() + 1, argv.end()}, io.err);
-  if (!args) return kExitUsage;
-  if (args->has("help")) {
-    print_command_usage(*command, io.out);
-    return kExitOk;
-  }
-  return command->run(*command, *args, io);
+  return parse_and_run(*command, {argv.begin() + 1, argv.end()}, io);
 }
 
 int run_program(const Command& command, int argc, char** argv) {
-  const Io io{std::cout, std::cerr};
-  std::optional<Args> args = parse_args(command, {argv + 1, argv + argc}, io.err);
-  if (!args) return kExitUsage;
-  if (args->has("help")) {
-    print_command_usage(command, io.out);
-    return kExitOk;
-  }
-  return command.run(command, *args, io);
+  return parse_and_run(command, {argv + 1, argv + argc}, Io{std::cout, std::cerr});
 }
 
 void print_exit_codes(std::ostream& out) {

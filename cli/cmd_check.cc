@@ -1,9 +1,6 @@
 // `lockstep check`: see cli/check.h.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>

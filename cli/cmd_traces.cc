@@ -18,14 +18,6 @@
 namespace lockstep::cli {
 namespace {
 
-// "0.022911": seconds with microseconds, as the event log prints times.
-std::string format_seconds(zk::Time t) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%lld.%06lld", static_cast<long long>(t.us / 1000000),
-                static_cast<long long>(t.us % 1000000));
-  return buf;
-}
-
 // The exit code of a trace that could not be used.
 int exit_code_of(const traces::LoadError& e) {
   return e.problem == traces::LoadProblem::kRecipeChanged ? kExitRecipeChanged : kExitUsage;
@@ -72,7 +64,7 @@ int run_replay(const Command& self, const Args& args, const Io& io) {
     const traces::Divergence& d = *r.divergence;
     out << "DIVERGED: first divergent " << d.where;
     if (d.where == "event log" || d.where == "history") out << " event #" << d.index;
-    if (d.where == "event log") out << " (t=" << format_seconds(d.at) << ", c" << d.client << ")";
+    if (d.where == "event log") out << " (" << properties::format_time(d.at) << ", c" << d.client << ")";
     out << "\n  expected: " << d.expected << "\n  actual:   " << d.actual << "\n";
     if (!d.detail.empty()) out << "  replay strategy: " << d.detail << "\n";
     if (d.where == "event-log hash") {
