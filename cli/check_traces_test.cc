@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -42,13 +43,15 @@ CommandResult check(const std::vector<std::string>& args) {
   return r;
 }
 
-// The paths printed after "  trace:     " in the table output, in order.
+// The paths printed after "  trace:     " in the table output, in order, each once (a seed that
+// violates two properties has one trace, printed under both).
 std::vector<std::string> printed_traces(const std::string& out) {
   std::vector<std::string> paths;
   const std::string mark = "  trace:     ";
   for (size_t at = out.find(mark); at != std::string::npos; at = out.find(mark, at + 1)) {
     const size_t start = at + mark.size();
-    paths.push_back(out.substr(start, out.find('\n', start) - start));
+    std::string path = out.substr(start, out.find('\n', start) - start);
+    if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
   }
   return paths;
 }

@@ -441,7 +441,11 @@ TEST(Pct, FindsABrokenVariant) {
   o.pct_depth = 2;
   const SearchResult r = explore_pct(program, o);
   ASSERT_TRUE(r.shortest.has_value());
-  EXPECT_EQ(r.shortest->verdict.property, properties::Property::kMutualExclusion);
+  // Two holders: the server's queue shows it at the grant, the beliefs at once after.
+  const properties::Property p = r.shortest->verdict.property;
+  EXPECT_TRUE(p == properties::Property::kServerExclusion ||
+              p == properties::Property::kMutualExclusion)
+      << properties::to_string(p);
   EXPECT_LE(r.schedules, 200u);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <set>
 
 #include "properties/scenario.h"
 #include "zk/invariant.h"
@@ -194,9 +195,10 @@ std::vector<std::string> save_traces(const std::vector<const recipes::RecipeInfo
   if (!save_trace || !o.save_traces) return errors;
   for (size_t i = 0; i < todo.size() && i < results->size(); ++i) {
     RecipeResult& r = (*results)[i];
+    std::set<uint64_t> tried;  // a seed that violates several properties is saved once
     for (int k = 0; k < kPropertyCount; ++k) {
       const PropertyResult& p = r.properties[k];
-      if (!p.seed || r.traces.count(*p.seed) != 0) continue;
+      if (!p.seed || !tried.insert(*p.seed).second) continue;
       FailingSeed f;
       f.recipe = todo[i];
       f.seed = *p.seed;

@@ -564,4 +564,254 @@ Verdict check_timeout_cleanup(const History& h) {
   return Verdict::pass(p);
 }
 
+namespace {
+
+// One acquire: its invocation, its completion (or none when it never completed), and whether
+// its client's session or lock changed under it (a session event, a reopen, a lost lock).
+struct AcquireSpan {
+  uint64_t invoke = 0;
+  std::optional<uint64_t> done;
+  bool disturbed = false;
+};
+
+std::vector<AcquireSpan> acquire_spans(const History& h) {
+  std::vector<AcquireSpan> out;
+  std::map<uint32_t, size_t> open;  // client -> its open span
+  for (const Event& e : h.events()) {
+    auto it = open.find(e.client);
+    if (e.op == Op::kAcquire && e.type == Type::kInvoke) {
+      open[e.client] = out.size();
+      out.push_back(AcquireSpan{e.index, std::nullopt, false});
+      continue;
+    }
+    if (it == open.end()) continue;
+    if (e.op == Op::kAcquire) {
+      out[it->second].done = e.index;
+      open.erase(it);
+    } else if (e.op == Op::kSession || e.op == Op::kReopen || e.op == Op::kLost ||
+               e.op == Op::kCrash || e.op == Op::kFault) {
+      out[it->second].disturbed = true;
+    }
+  }
+  return out;
+}
+
+// Positions (see ServerView) inside the span: after its invocation, up to its completion.
+bool inside(const AcquireSpan& a, uint64_t position) {
+  return position > a.invoke && (!a.done || position <= *a.done);
+}
+
+}  // namespace
+
+Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_repeats) {
+  const Property p = Property::kBoundedLoad;
+  if (!v.observed) return Verdict::pass(p);
+  std::map<uint32_t, std::vector<const ServerView::Activity*>> by_client;
+  for (const ServerView::Activity& a : v.activity) by_client[a.client].push_back(&a);
+  // Node changes under the lock are stimuli for every client.
+  std::vector<uint64_t> changes;
+  for (const ServerView::NodeChange& n : v.nodes) changes.push_back(n.position);
+  for (const AcquireSpan& a : acquire_spans(h)) {
+    const Event& inv = h[a.invoke];
+    // Stimuli inside the span, as positions; a session event at index i counts from i + 1.
+    std::vector<uint64_t> stimuli;
+    for (uint64_t pos : changes) {
+      if (inside(a, pos)) stimuli.push_back(pos);
+    }
+    const uint64_t end = a.done ? *a.done : h.size();
+    for (uint64_t i = a.invoke + 1; i < end; ++i) {
+      if (h[i].client == inv.client && h[i].op == Op::kSession) stimuli.push_back(i + 1);
+    }
+    for (const ServerView::Activity* act : by_client[inv.client]) {
+      if (inside(a, act->position) && act->kind != ServerView::Activity::Kind::kRequest) {
+        stimuli.push_back(act->position);
+      }
+    }
+    std::sort(stimuli.begin(), stimuli.end());
+    // A reaction may come late (a waiter handles queued session events one by one), so the
+    // budget of a request grows with every stimulus since the acquire began.
+    std::map<std::string_view, uint32_t> sent;
+    size_t seen = 0;  // stimuli at or before the current request
+    for (const ServerView::Activity* act : by_client[inv.client]) {
+      if (!inside(a, act->position) || act->kind != ServerView::Activity::Kind::kRequest) continue;
+      while (seen < stimuli.size() && stimuli[seen] <= act->position) ++seen;
+      const uint32_t count = ++sent[act->request];
+      const uint64_t budget = uint64_t{max_repeats} * (1 + seen);
+      if (count <= budget) continue;
+      std::vector<uint64_t> ev{inv.index};
+      if (a.done) ev.push_back(*a.done);
+      const uint64_t at = act->position == 0 ? 0 : act->position - 1;
+      return violation(
+          p,
+          client_name(inv.client) + "'s acquire invoked at " + at_ref(inv) + " sent \"" +
+              act->request + "\" " + std::to_string(count) + " times, the last after " +
+              at_ref(h[at]) + ", while only " + std::to_string(seen) +
+              " thing(s) had changed since it began (watch notifications, nodes created or "
+              "deleted under the lock on any server, session events, failed requests; bound " +
+              std::to_string(max_repeats) +
+              " per change, and per start): the waiter polls instead of waiting on a watch",
+          ev);
+    }
+  }
+  return Verdict::pass(p);
+}
+
+Verdict check_progress(const History& h, const ServerView& v, zk::Time heal_at,
+                       uint32_t nodes_per_acquire) {
+  const Property p = Property::kProgress;
+  if (!v.observed) return Verdict::pass(p);
+  for (const AcquireSpan& a : acquire_spans(h)) {
+    const Event& inv = h[a.invoke];
+    if (inv.at < heal_at || a.disturbed) continue;
+    uint32_t created = 0;
+    std::string paths;
+    for (const ServerView::NodeChange& n : v.nodes) {
+      if (n.server != 1 || !n.created || n.client != inv.client || !inside(a, n.position)) {
+        continue;
+      }
+      ++created;
+      paths += (paths.empty() ? "" : ", ") + n.path + " (zxid " + std::to_string(n.zxid.value) + ")";
+    }
+    if (created <= nodes_per_acquire) continue;
+    std::vector<uint64_t> ev{inv.index};
+    if (a.done) ev.push_back(*a.done);
+    return violation(p,
+                     client_name(inv.client) + "'s acquire invoked at " + at_ref(inv) +
+                         ", after the faults ended at " + format_time(heal_at) + ", created " +
+                         std::to_string(created) + " lock nodes (bound " +
+                         std::to_string(nodes_per_acquire) + "): " + paths +
+                         (a.done ? "; it completed at " + at_ref(h[*a.done])
+                                 : std::string("; it never completed")),
+                     ev);
+  }
+  return Verdict::pass(p);
+}
+
+namespace {
+
+std::string_view parent_dir(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view{} : path.substr(0, slash);
+}
+
+}  // namespace
+
+Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::Kind kind,
+                               uint32_t max_holders) {
+  const Property p = Property::kServerExclusion;
+  if (!v.observed) return Verdict::pass(p);
+  struct Live {
+    zk::Zxid czxid;
+    uint32_t client = 0;
+    Role role = Role::kExclusive;
+    uint64_t created_at = 0;  // position
+  };
+  std::map<std::string, Live> live;
+  std::map<uint32_t, Role> acquiring;    // client -> role of its open acquire
+  std::map<uint32_t, Role> last_role;    // client -> role of its latest acquire
+  std::map<uint32_t, uint64_t> granted;  // client -> its fresh grant (history index)
+  BeliefTracker tracker;
+  size_t next_change = 0;
+  const uint32_t positions = kind == recipes::Kind::kSemaphore ? std::max<uint32_t>(1, max_holders)
+                                                               : 1;
+
+  // Is every live granted node in a granting position? `when` says at what point of the run.
+  auto judge = [&](const std::string& when) -> std::optional<Verdict> {
+    for (const auto& [client, grant] : granted) {
+      const Event& g = h[grant];
+      auto self = live.find(g.text);
+      if (self == live.end() || !sequence_of(g.text)) continue;
+      const std::string_view dir = parent_dir(g.text);
+      std::vector<std::pair<zk::Zxid, const std::string*>> before;  // earlier live siblings
+      for (const auto& [path, n] : live) {
+        if (n.client == 0 || path == g.text || parent_dir(path) != dir || !sequence_of(path)) {
+          continue;
+        }
+        if (n.czxid >= self->second.czxid) continue;
+        if (kind == recipes::Kind::kReadWrite && g.role == Role::kRead &&
+            n.role == Role::kRead) {
+          continue;  // readers share: only an earlier writer blocks a reader
+        }
+        before.emplace_back(n.czxid, &path);
+      }
+      const uint32_t allowed = kind == recipes::Kind::kReadWrite && g.role == Role::kRead
+                                   ? 0
+                                   : positions - 1;
+      if (before.size() <= allowed) continue;
+      std::sort(before.begin(), before.end());
+      std::string ahead;
+      std::vector<uint64_t> ev{grant};
+      for (const auto& [z, path] : before) {
+        const Live& n = live.at(*path);
+        ahead += (ahead.empty() ? "" : ", ") + *path + " (" + client_name(n.client) +
+                 (kind == recipes::Kind::kReadWrite ? std::string(", ") + recipes::to_string(n.role)
+                                                    : std::string()) +
+                 ", created at zxid " + std::to_string(z.value) + ")";
+      }
+      return violation(
+          p,
+          client_name(client) + " holds the grant of " + at_ref(g) + " on " + g.text +
+              " (created at zxid " + std::to_string(self->second.czxid.value) + ", still live) " +
+              when + ", but the server's queue has " + std::to_string(before.size()) +
+              " live node(s) ahead of it that " +
+              (kind == recipes::Kind::kReadWrite && g.role == Role::kRead
+                   ? "a reader must wait for"
+                   : "fill the " + std::to_string(positions) + " granting position(s)") +
+              ": " + ahead,
+          ev);
+    }
+    return std::nullopt;
+  };
+
+  for (uint64_t pos = 0; pos <= h.size(); ++pos) {
+    bool changed = false;
+    for (; next_change < v.nodes.size() && v.nodes[next_change].position <= pos; ++next_change) {
+      const ServerView::NodeChange& n = v.nodes[next_change];
+      if (n.server != 1) continue;
+      if (!n.created) {
+        live.erase(n.path);
+        continue;
+      }
+      Live l;
+      l.czxid = n.zxid;
+      l.client = n.client;
+      l.created_at = n.position;
+      auto role = acquiring.find(n.client);
+      if (role != acquiring.end()) {
+        l.role = role->second;
+      } else if (auto last = last_role.find(n.client); last != last_role.end()) {
+        l.role = last->second;
+      }
+      live[n.path] = l;
+      changed = true;
+    }
+    if (changed) {
+      const ServerView::NodeChange& last = v.nodes[next_change - 1];
+      const std::string when = "when zxid " + std::to_string(last.zxid.value) + " (" + last.path +
+                               " created) was applied" +
+                               (pos < h.size() ? ", before " + at_ref(h[pos]) : std::string());
+      if (std::optional<Verdict> bad = judge(when)) return *bad;
+    }
+    if (pos == h.size()) break;
+    const Event& e = h[pos];
+    if (e.op == Op::kAcquire && e.type == Type::kInvoke) {
+      acquiring[e.client] = e.role;
+      last_role[e.client] = e.role;
+    } else if (e.op == Op::kAcquire) {
+      acquiring.erase(e.client);
+    }
+    const bool fresh = tracker.is_fresh_grant(e);
+    tracker.apply(e);
+    const Belief* b = tracker.of(e.client);
+    if (b == nullptr || !b->holds) granted.erase(e.client);
+    if (fresh) {
+      granted[e.client] = e.index;
+      if (std::optional<Verdict> bad = judge("at " + client_name(e.client) + "'s grant")) {
+        return *bad;
+      }
+    }
+  }
+  return Verdict::pass(p);
+}
+
 }  // namespace lockstep::properties

@@ -65,6 +65,37 @@ struct HerdSample {
   uint32_t requests_caused = 0;
 };
 
+// What the server did and what each client sent, as the simulator observed it (sim::Observer),
+// placed in the history: an entry's `position` is the number of history events recorded before
+// it happened, so it came after event position-1 and before event `position`. Only the
+// simulator fills it (`observed`); a backend that cannot see the server leaves it empty and the
+// properties that need it are not judged.
+struct ServerView {
+  struct NodeChange {
+    uint64_t position = 0;
+    uint32_t server = 1;  // the server that applied it (1: the leader, which applies first)
+    zk::Zxid zxid;
+    std::string path;      // under the lock's directory
+    bool created = false;  // false: deleted
+    zk::SessionId owner;   // created: the ephemeral owner (invalid: persistent)
+    uint32_t client = 0;   // created: the workload client whose session owns it (0: none)
+  };
+  struct Activity {
+    enum class Kind : uint8_t {
+      kRequest,         // the client sent `request`
+      kNotification,    // a watch notification reached it
+      kRequestsFailed,  // its library failed its outstanding requests (connection loss, ...)
+    };
+    uint64_t position = 0;
+    uint32_t client = 0;
+    Kind kind = Kind::kRequest;
+    std::string request;  // kRequest: its operation and path ("get_children /l")
+  };
+  bool observed = false;
+  std::vector<NodeChange> nodes;     // in the order the servers applied them
+  std::vector<Activity> activity;    // in the order it happened
+};
+
 // `max_holders` is the semaphore's lease count (ignored for the other kinds). With
 // `informed_only` (scenarios with pauses or server-side expiry, where a holder cannot know at
 // once that its session died) only beliefs held after the client was told its session expired
@@ -98,6 +129,40 @@ Verdict check_no_orphans(const History& h, const TreeSnapshot& tree);
 Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lock_dir,
                         const History& h);
 Verdict check_reentrancy(const History& h);
+
+// During one acquire a client sends the same request (operation and path) at most
+// `kRepeatsPerStimulus` times per stimulus it has had since the acquire began, plus that many
+// for the start. A stimulus is something a waiter may react to: a watch notification to the
+// client, a node created or deleted under the lock's directory on any server (a follower's apply
+// changes what its clients read), a session event its client library reported, or its library
+// failing its outstanding requests. Reacting to one stimulus a correct waiter of any kind reads
+// a thing once, and once more when a reply tells it the thing changed meanwhile (a re-list after
+// its predecessor vanished); reactions may come late (queued session events are handled one by
+// one), hence a budget that accumulates. A waiter that polls (re-lists or re-checks while
+// nothing changes) exceeds it for as long as another client holds.
+constexpr uint32_t kRepeatsPerStimulus = 2;
+Verdict check_bounded_load(const History& h, const ServerView& v,
+                           uint32_t max_repeats = kRepeatsPerStimulus);
+
+// After `heal_at` (the faults are over), one acquire creates at most `nodes_per_acquire` lock
+// nodes. An acquire is not judged when its client's session changed state (disconnected,
+// expired, reopened) or it lost the lock during it: then a new node is the right answer. A
+// recipe that answers a vanished predecessor by deleting and re-creating its own node goes to
+// the back of the queue on each release ahead of it, and exceeds it.
+Verdict check_progress(const History& h, const ServerView& v, zk::Time heal_at,
+                       uint32_t nodes_per_acquire);
+
+// At every point of the run, each node a client holds a fresh grant on (from the grant's node
+// until its belief ends), while that node is live on the server, is among the granting
+// positions of the live sequential nodes beside it, ordered by creation (zxid): the first one
+// for a mutex or an election, the first `max_holders` for a semaphore, no earlier writer's node
+// for a reader and the first one for a writer (a node's role is the role of the acquire during
+// which its owner created it). Holders that believe too long are judged by
+// check_mutual_exclusion; a paused holder whose session expired has no live node, so under
+// pauses this property still holds for a correct recipe, and a recipe that grants beside a live
+// earlier node is caught even when the earlier holder's belief is not.
+Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::Kind kind,
+                               uint32_t max_holders);
 // A probe taken while the session was disconnected is not judged (the node cannot be deleted
 // before the session reconnects; no-orphans and liveness judge whether it was, later).
 Verdict check_timeout_cleanup(const History& h);

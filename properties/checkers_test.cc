@@ -458,5 +458,254 @@ TEST(Property, NamesRoundTrip) {
   EXPECT_FALSE(parse_property("no-such-property", &p));
 }
 
+// The server's side of a hand-made history: node changes and client activity placed at the
+// history's current length (so they come before the next event added).
+class View {
+ public:
+  explicit View(const Builder& b) : b_(b) { v.observed = true; }
+  // `client` creates /l/lock-<seq> at a new zxid; returns the path.
+  std::string create(uint32_t client, int32_t seq, std::string prefix = "lock-") {
+    ServerView::NodeChange c;
+    c.position = b_.h.size();
+    c.zxid = zk::Zxid{++zxid_};
+    c.path = "/l/" + prefix + zk::format_sequence(zk::Sequence{seq});
+    c.created = true;
+    c.owner = zk::SessionId{0x100 + client};
+    c.client = client;
+    v.nodes.push_back(c);
+    return c.path;
+  }
+  void remove(const std::string& path, uint32_t server = 1) {
+    ServerView::NodeChange c;
+    c.position = b_.h.size();
+    c.server = server;
+    c.zxid = zk::Zxid{server == 1 ? ++zxid_ : zxid_};
+    c.path = path;
+    v.nodes.push_back(c);
+  }
+  void request(uint32_t client, std::string what) {
+    v.activity.push_back(
+        {b_.h.size(), client, ServerView::Activity::Kind::kRequest, std::move(what)});
+  }
+  void notified(uint32_t client) {
+    v.activity.push_back({b_.h.size(), client, ServerView::Activity::Kind::kNotification, {}});
+  }
+
+  ServerView v;
+
+ private:
+  const Builder& b_;
+  int64_t zxid_ = 0;
+};
+
+// Turns at the lowest node pass; a grant while an earlier node is live is caught, naming the
+// grant and the node ahead of it.
+TEST(ServerExclusion, GrantAtTheHeadPassesGrantBehindALiveNodeIsCaught) {
+  Builder ok;
+  View okv(ok);
+  ok.add(1, Type::kInvoke, Op::kAcquire);
+  const std::string n1 = okv.create(1, 1);
+  ok.grant(1, 1);
+  ok.add(2, Type::kInvoke, Op::kAcquire);
+  okv.create(2, 2);
+  ok.release(1);
+  okv.remove(n1);
+  ok.grant(2, 2);
+  EXPECT_TRUE(check_server_exclusion(ok.h, okv.v, recipes::Kind::kMutex, 1).ok);
+
+  Builder bad;
+  View badv(bad);
+  bad.add(1, Type::kInvoke, Op::kAcquire);
+  badv.create(1, 1);
+  bad.grant(1, 1);
+  bad.add(2, Type::kInvoke, Op::kAcquire);
+  badv.create(2, 2);
+  bad.info(1, Op::kLost);  // c1 no longer believes, but its node is live
+  const uint64_t g2 = bad.grant(2, 2);
+  const Verdict v = check_server_exclusion(bad.h, badv.v, recipes::Kind::kMutex, 1);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{g2}));
+  EXPECT_NE(v.message.find("/l/lock-0000000001 (c1"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("at c2's grant"), std::string::npos) << v.message;
+  // Belief-level exclusion holds here: only the server's queue shows it.
+  EXPECT_TRUE(check_mutual_exclusion(bad.h, recipes::Kind::kMutex, 1).ok);
+}
+
+// A paused holder whose session expired believes on, but its node is gone: the next grant is
+// the server's to give (belief-level exclusion sees two believers; server exclusion holds).
+TEST(ServerExclusion, AnExpiredHoldersBeliefDoesNotCount) {
+  Builder b;
+  View v(b);
+  b.add(1, Type::kInvoke, Op::kAcquire);
+  const std::string n1 = v.create(1, 1);
+  b.grant(1, 1);
+  b.add(2, Type::kInvoke, Op::kAcquire);
+  v.create(2, 2);
+  b.info(1, Op::kFault, "pause c1");
+  v.remove(n1);  // c1's session expired on the server
+  b.grant(2, 2);
+  EXPECT_TRUE(check_server_exclusion(b.h, v.v, recipes::Kind::kMutex, 1).ok);
+  EXPECT_FALSE(check_mutual_exclusion(b.h, recipes::Kind::kMutex, 1).ok);
+}
+
+// A semaphore of 2: two grants at the two lowest nodes pass, a third beside both is caught;
+// a follower's late apply of a delete does not count as the leader's.
+TEST(ServerExclusion, SemaphoreHasNPositions) {
+  Builder b;
+  View v(b);
+  for (uint32_t c = 1; c <= 3; ++c) {
+    b.add(c, Type::kInvoke, Op::kAcquire);
+    v.create(c, static_cast<int32_t>(c));
+  }
+  b.grant(1, 1);
+  b.grant(2, 2);
+  EXPECT_TRUE(check_server_exclusion(b.h, v.v, recipes::Kind::kSemaphore, 2).ok);
+  v.remove("/l/lock-0000000001", 2);  // only follower 2 applied it: the leader still has it
+  const uint64_t g3 = b.grant(3, 3);
+  const Verdict bad = check_server_exclusion(b.h, v.v, recipes::Kind::kSemaphore, 2);
+  ASSERT_FALSE(bad.ok);
+  EXPECT_EQ(bad.history_indexes, (std::vector<uint64_t>{g3}));
+  EXPECT_TRUE(check_server_exclusion(b.h, v.v, recipes::Kind::kSemaphore, 3).ok);
+}
+
+// Readers share the head; a reader behind a live writer's node is caught; a writer needs the
+// head. Roles come from the acquire during which each node was created.
+TEST(ServerExclusion, ReadersWaitOnlyForEarlierWriters) {
+  // Client c invokes an acquire as `role`, creates <role>-<seq>, and is granted on it.
+  auto invoke = [](Builder& b, uint32_t c, Role role) {
+    Event e = b.make(c, Type::kInvoke, Op::kAcquire);
+    e.role = role;
+    b.h.add(std::move(e));
+  };
+  auto grant = [](Builder& b, uint32_t c, Role role, const std::string& node) {
+    Event e = b.make(c, Type::kOk, Op::kAcquire);
+    e.role = role;
+    e.hold_count = 1;
+    e.text = node;
+    return b.h.add(std::move(e));
+  };
+  Builder ok;
+  View okv(ok);
+  invoke(ok, 1, Role::kRead);
+  const std::string r1 = okv.create(1, 1, "read-");
+  invoke(ok, 2, Role::kRead);
+  const std::string r2 = okv.create(2, 2, "read-");
+  grant(ok, 1, Role::kRead, r1);
+  grant(ok, 2, Role::kRead, r2);
+  EXPECT_TRUE(check_server_exclusion(ok.h, okv.v, recipes::Kind::kReadWrite, 1).ok);
+
+  Builder bad;
+  View badv(bad);
+  invoke(bad, 1, Role::kWrite);
+  const std::string w1 = badv.create(1, 1, "write-");
+  grant(bad, 1, Role::kWrite, w1);
+  invoke(bad, 2, Role::kRead);
+  const std::string r = badv.create(2, 2, "read-");
+  grant(bad, 2, Role::kRead, r);
+  const Verdict v = check_server_exclusion(bad.h, badv.v, recipes::Kind::kReadWrite, 1);
+  ASSERT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("a reader must wait for"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("(c1, write"), std::string::npos) << v.message;
+}
+
+// One node per acquire after the heal passes; three are caught with the nodes named; an acquire
+// whose session changed state meanwhile, or one that began before the heal, is not judged.
+TEST(Progress, NodesPerAcquireAfterTheHeal) {
+  Builder ok;
+  View okv(ok);
+  ok.add(1, Type::kInvoke, Op::kAcquire);
+  okv.create(1, 1);
+  ok.grant(1, 1);
+  EXPECT_TRUE(check_progress(ok.h, okv.v, zk::Time{}, 1).ok);
+
+  Builder bad;
+  View badv(bad);
+  const uint64_t inv = bad.add(1, Type::kInvoke, Op::kAcquire);
+  const std::string a = badv.create(1, 1);
+  badv.remove(a);
+  const std::string b = badv.create(1, 3);
+  badv.remove(b);
+  badv.create(1, 5);
+  const uint64_t done = bad.grant(1, 5);
+  const Verdict v = check_progress(bad.h, badv.v, zk::Time{}, 1);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{inv, done}));
+  EXPECT_NE(v.message.find("created 3 lock nodes (bound 1)"), std::string::npos) << v.message;
+  EXPECT_TRUE(check_progress(bad.h, badv.v, zk::Time{}, 3).ok);
+  // Before the heal: not judged.
+  EXPECT_TRUE(check_progress(bad.h, badv.v, zk::Time{} + zk::seconds(1), 1).ok);
+
+  Builder moved;
+  View movedv(moved);
+  moved.add(1, Type::kInvoke, Op::kAcquire);
+  movedv.create(1, 1);
+  Event s = moved.make(1, Type::kInfo, Op::kSession);
+  s.session_state = zk::SessionState::kConnecting;
+  moved.h.add(s);
+  movedv.create(1, 2);
+  moved.grant(1, 2);
+  EXPECT_TRUE(check_progress(moved.h, movedv.v, zk::Time{}, 1).ok);
+}
+
+// A waiter that reads once per change passes; one that re-reads the same path while nothing
+// changes is caught at the first request past the budget.
+TEST(BoundedLoad, RepeatsNeedSomethingToHaveChanged) {
+  Builder ok;
+  View okv(ok);
+  ok.add(2, Type::kInvoke, Op::kAcquire);
+  okv.request(2, "create /l/lock-");
+  okv.create(2, 2);
+  okv.request(2, "get_children /l");
+  okv.request(2, "get_data /l/lock-0000000001");
+  for (int i = 0; i < 5; ++i) {  // five changes, each answered by one re-list and re-read
+    okv.notified(2);
+    okv.request(2, "get_children /l");
+    okv.request(2, "get_data /l/lock-0000000001");
+  }
+  ok.grant(2, 2);
+  EXPECT_TRUE(check_bounded_load(ok.h, okv.v).ok);
+
+  Builder bad;
+  View badv(bad);
+  const uint64_t inv = bad.add(2, Type::kInvoke, Op::kAcquire);
+  badv.request(2, "create /l/lock-");
+  badv.create(2, 2);
+  for (int i = 0; i < 3; ++i) {  // the create was a change: 2 x (1 + 1) = 4 allowed
+    badv.request(2, "get_children /l");
+    badv.request(2, "get_data /l/lock-0000000001");
+  }
+  EXPECT_TRUE(check_bounded_load(bad.h, badv.v).ok);
+  badv.request(2, "get_children /l");
+  badv.request(2, "get_children /l");
+  bad.grant(2, 2);
+  const Verdict v = check_bounded_load(bad.h, badv.v);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes.front(), inv);
+  EXPECT_NE(v.message.find("sent \"get_children /l\" 5 times"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("only 1 thing(s) had changed"), std::string::npos) << v.message;
+  // A node change on a follower is a change too.
+  Builder fol;
+  View folv(fol);
+  fol.add(2, Type::kInvoke, Op::kAcquire);
+  for (int i = 0; i < 3; ++i) {
+    folv.request(2, "get_children /l");
+    folv.remove("/l/lock-0000000009", 3);
+  }
+  fol.grant(2, 2);
+  EXPECT_TRUE(check_bounded_load(fol.h, folv.v).ok);
+}
+
+// Without the server's view (a real server) the three are not judged: they pass vacuously,
+// and the suite does not report them (properties/suite.cc).
+TEST(ServerView, UnobservedViewIsNotJudged) {
+  Builder b;
+  b.acquire(1, 1);
+  b.acquire(2, 2);
+  const ServerView none;
+  EXPECT_TRUE(check_server_exclusion(b.h, none, recipes::Kind::kMutex, 1).ok);
+  EXPECT_TRUE(check_progress(b.h, none, zk::Time{}, 1).ok);
+  EXPECT_TRUE(check_bounded_load(b.h, none).ok);
+}
+
 }  // namespace
 }  // namespace lockstep::properties

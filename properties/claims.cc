@@ -1,5 +1,6 @@
 #include "properties/claims.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace lockstep::properties {
@@ -22,6 +23,7 @@ Claims claims_for(const recipes::RecipeInfo& recipe) {
   Claims c;
   c.properties = recipes::kind_promises(recipe.kind);
   c.properties.insert(promises.claims.begin(), promises.claims.end());
+  c.nodes_per_acquire = std::max<uint32_t>(1, promises.nodes_per_acquire);
   c.reentrant = true;  // every registry recipe derives from LockBase, which is re-entrant
   c.survives = promises.survives.empty()
                    ? every_fault()

@@ -36,6 +36,7 @@ struct Claims {
   bool needs_timeouts = false;           // broken variants: timed acquires expose the bug
   bool needs_wrap = false;               // broken variants: the sequence wrap exposes the bug
   uint32_t min_clients = 2;
+  uint32_t nodes_per_acquire = 1;  // Promises::nodes_per_acquire (progress)
 };
 
 Claims claims_for(const recipes::RecipeInfo& recipe);

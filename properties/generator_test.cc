@@ -5,6 +5,7 @@
 // every backend.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <set>
@@ -34,13 +35,28 @@ std::string fingerprint_text(const Scenario& s) {
   return out;
 }
 
-// FNV-1a over the fingerprints of seeds 1..300 of every registry recipe's options, and of the
+// The recipes the pin was taken over (every registry entry when it was): a recipe added later
+// brings a sweep of its own, which moves no existing draw.
+const char* const kPinnedRecipes[] = {
+    "election", "exclusive", "fair-mutex", "naive-mutex", "read-write", "semaphore",
+    "semaphore-gated", "broken/ignores-expiry", "broken/no-id-in-name", "broken/no-relist",
+    "broken/no-sync-recheck", "broken/reader-ignores-writers", "broken/release-forgets-node",
+    "broken/rw-sort-by-name", "broken/seed001-exclusive", "broken/semaphore-watch-ahead",
+    "broken/sort-by-name", "broken/sort-signed", "broken/timeout-leaves-node",
+    "broken/watch-first"};
+
+// FNV-1a over the fingerprints of seeds 1..300 of every pinned recipe's options, and of the
 // same with the fault kinds restricted (`check --faults pause,partition,lost-reply`).
 uint64_t sweep_hash() {
   uint64_t h = zk::fnv1a("");
   const std::set<sim::FaultKind> restricted = {sim::FaultKind::kPause, sim::FaultKind::kPartition,
                                                sim::FaultKind::kLoseNextReply};
   for (const recipes::RecipeInfo& r : recipes::registry()) {
+    if (std::find_if(std::begin(kPinnedRecipes), std::end(kPinnedRecipes), [&](const char* n) {
+          return r.name == n;
+        }) == std::end(kPinnedRecipes)) {
+      continue;
+    }
     const Claims claims = claims_for(r);
     for (const std::set<sim::FaultKind>* allowed :
          {static_cast<const std::set<sim::FaultKind>*>(nullptr), &restricted}) {
@@ -58,6 +74,9 @@ uint64_t sweep_hash() {
 // before and after any change to the generator. If this fails, the change moved a draw: undo it
 // (a deliberate change of the sweep re-records the corpus and re-triages every seed it lists).
 TEST(Generator, SeededSweepIsPinned) {
+  for (const char* name : kPinnedRecipes) {
+    EXPECT_NE(recipes::find_recipe(name), nullptr) << name << " left the registry: re-pin";
+  }
   char hex[24];
   std::snprintf(hex, sizeof hex, "0x%016" PRIx64, sweep_hash());
   EXPECT_STREQ(hex, "0xccd767d691efc0e6");

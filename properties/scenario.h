@@ -77,6 +77,7 @@ struct RunResult {
   History history;
   TreeSnapshot tree;
   std::vector<HerdSample> herd;
+  ServerView server;  // what the server did under the lock, and each client's requests
   uint64_t log_hash = 0;
   uint64_t sim_events = 0;
   uint64_t requests = 0;

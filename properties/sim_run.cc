@@ -70,6 +70,57 @@ zk::Task<void> make_dirs(zk::Session* session, std::string path, bool* done) {
   *done = true;
 }
 
+// Records the server's view of a run (ServerView) as it happens, placed in the history by the
+// number of events recorded so far. Reads the world only to name a node's owner.
+class ViewRecorder final : public sim::Observer {
+ public:
+  ViewRecorder(const sim::World* world, const History* history, std::string lock_dir,
+               ServerView* out)
+      : world_(world), history_(history), prefix_(std::move(lock_dir) + "/"), out_(out) {
+    out_->observed = true;
+  }
+  void node_created(uint32_t server, zk::Zxid zxid, std::string_view path,
+                    zk::SessionId owner) override {
+    if (!under_lock(path)) return;
+    ServerView::NodeChange c{history_->size(), server, zxid, std::string(path), true, owner, 0};
+    if (owner.valid()) {
+      for (uint32_t i = 1; i <= world_->client_count(); ++i) {
+        if (world_->client_id(i) == owner) c.client = i;
+      }
+    }
+    out_->nodes.push_back(std::move(c));
+  }
+  void node_deleted(uint32_t server, zk::Zxid zxid, std::string_view path) override {
+    if (!under_lock(path)) return;
+    out_->nodes.push_back(ServerView::NodeChange{history_->size(), server, zxid, std::string(path),
+                                                 false, zk::SessionId{}, 0});
+  }
+  void request_sent(uint32_t client, std::string_view op, std::string_view path) override {
+    std::string what;
+    what.reserve(op.size() + 1 + path.size());
+    what.append(op).append(" ").append(path);
+    add(client, ServerView::Activity::Kind::kRequest, std::move(what));
+  }
+  void notified(uint32_t client) override {
+    add(client, ServerView::Activity::Kind::kNotification, {});
+  }
+  void requests_failed(uint32_t client) override {
+    add(client, ServerView::Activity::Kind::kRequestsFailed, {});
+  }
+
+ private:
+  void add(uint32_t client, ServerView::Activity::Kind kind, std::string request) {
+    out_->activity.push_back(ServerView::Activity{history_->size(), client, kind, std::move(request)});
+  }
+  bool under_lock(std::string_view path) const {
+    return path.size() > prefix_.size() && path.compare(0, prefix_.size(), prefix_) == 0;
+  }
+  const sim::World* world_;
+  const History* history_;
+  std::string prefix_;
+  ServerView* out_;
+};
+
 }  // namespace
 
 RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, bool keep_event_log,
@@ -106,6 +157,9 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
                                    "setup");
   while (!made && world->now() < zk::Time{} + zk::seconds(10) && world->step()) {
   }
+  // The view starts with the workload: the setup's directories are not the lock's nodes.
+  ViewRecorder recorder(world.get(), &out.history, s.workload.lock_path, &out.server);
+  world->set_observer(&recorder);
   const zk::Time t0 = world->now();
   out.start = t0;
   out.heal_at = t0 + (s.heal_at - zk::Time{});
@@ -165,6 +219,7 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
   out.diverged = world->diverged();
   out.divergence = world->divergence();
   // Coroutine frames go first (they may point into the locks), then the locks.
+  world->set_observer(nullptr);
   world.reset();
   workload.reset();
   return out;

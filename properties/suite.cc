@@ -53,6 +53,20 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
         break;
       case Property::kReentrancy: out.push_back(check_reentrancy(run.history)); break;
       case Property::kTimeoutCleanup: out.push_back(check_timeout_cleanup(run.history)); break;
+      case Property::kBoundedLoad:
+        if (!run.server.observed) break;
+        out.push_back(check_bounded_load(run.history, run.server));
+        break;
+      case Property::kProgress:
+        if (!run.server.observed) break;
+        out.push_back(
+            check_progress(run.history, run.server, run.heal_at, claims.nodes_per_acquire));
+        break;
+      case Property::kServerExclusion:
+        if (!run.server.observed) break;
+        out.push_back(check_server_exclusion(run.history, run.server, recipe.kind,
+                                             s.workload.max_leases));
+        break;
     }
   }
   return out;

@@ -7,10 +7,11 @@ namespace {
 constexpr const char* kPropertyNames[kPropertyCount] = {
     "mutual-exclusion", "fenced-safety", "fifo",       "liveness",
     "no-orphans",       "herd-free",     "reentrancy", "timeout-cleanup",
+    "bounded-load",     "progress",      "server-exclusion",
 };
 // Column headings of the check table, in Property order.
-constexpr const char* kPropertyColumns[kPropertyCount] = {"mutex",  "fenced", "fifo",  "live",
-                                                          "orphan", "herd",   "reent", "tmout"};
+constexpr const char* kPropertyColumns[kPropertyCount] = {
+    "mutex", "fenced", "fifo", "live", "orphan", "herd", "reent", "tmout", "load", "progr", "srvex"};
 
 }  // namespace
 

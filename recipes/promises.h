@@ -18,9 +18,17 @@ enum class Property : uint8_t {
   kHerdFree,         // at most one watch notification per release
   kReentrancy,       // hold counts, owner-only release
   kTimeoutCleanup,   // a timed-out or cancelled acquire leaves no node and an idle lock
+  kBoundedLoad,      // a waiter sends a bounded number of requests per thing that changed
+                     // (a watch notification, a node created or deleted under the lock, a
+                     // session event): it waits on watches, it does not poll
+  kProgress,         // once faults stop, one acquire creates a bounded number of lock nodes
+                     // (Promises::nodes_per_acquire): no delete-and-re-create livelock
+  kServerExclusion,  // server level: a granted node that is still live is always among the
+                     // granting positions of the live nodes (the lowest; the lowest N for a
+                     // semaphore; no earlier writer for a reader), whatever the holders believe
 };
-constexpr int kPropertyCount = 8;
-static_assert(static_cast<int>(Property::kTimeoutCleanup) + 1 == kPropertyCount,
+constexpr int kPropertyCount = 11;
+static_assert(static_cast<int>(Property::kServerExclusion) + 1 == kPropertyCount,
               "kPropertyCount counts every Property");
 
 const char* to_string(Property p);    // "mutual-exclusion", "fenced-safety", "fifo", ...

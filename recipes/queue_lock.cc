@@ -50,6 +50,7 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
   const bool children_policy = (policy_ == QueuePolicy::kNaive) ||
                                (policy_ == QueuePolicy::kSemaphore && !flaws_.watch_lease_ahead);
 
+  const zk::Time started = session().context().now();
   for (int round = 0; round < kMaxRounds; ++round) {
     if (!mine) {
       std::string prefix = (flaws_.no_attempt_id ? std::string() : attempt_tag()) + our_marker();
@@ -103,7 +104,13 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
 
     // Step 3: watch the one blocking node (get_data arms a data watch only if it exists).
     if (!v.watch_children) {
-      const std::string target = dir() + "/" + v.watch;
+      std::string target = dir() + "/" + v.watch;
+      if (flaws_.predecessor_by_arithmetic) {
+        // Broken: the predecessor's name computed, not read (its id prefix is not ours).
+        target = dir() + "/" + our_marker() +
+                 zk::format_sequence(zk::Sequence{static_cast<int32_t>(
+                     static_cast<uint32_t>(mine->seq.value) - 1u)});
+      }
       const bool reuse = watch.valid() && watched == target && watch.armed() && !watch.fired();
       if (!reuse) {
         zk::Watch w;
@@ -111,6 +118,12 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
         zk::Result<zk::NodeData> g = co_await session().get_data(target, &w).until(deadline);
         if (g.error == Error::kNoNode) {
           ++stats_.predecessor_gone;
+          if (flaws_.restart_when_predecessor_gone) {
+            // Broken: start over, to the back of the queue.
+            ++stats_.restarts;
+            (void)co_await remove_own(mine->path, mine->session);
+            mine.reset();
+          }
           continue;
         }
         if (!g.ok()) {
@@ -128,7 +141,14 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
 
     // A watch armed by a reply that arrived after the session died never hears of the death.
     if (session_dead()) co_return fail<Held>(Error::kSessionExpired);
-    zk::Result<zk::WatchEvent> ev = co_await watch.wait(deadline);
+    const zk::Time patience =
+        flaws_.steal_after.us > 0 ? started + flaws_.steal_after : zk::kNever;
+    zk::Result<zk::WatchEvent> ev = co_await watch.wait(std::min(deadline, patience));
+    if (!ev.ok() && ev.error == Error::kOperationTimeout && patience < deadline &&
+        session().context().now() >= patience) {
+      // Broken: "the holder must have died" — while its node is still live.
+      co_return zk::Result<Held>{Error::kOk, Held{mine->path, mine->czxid, mine->session}};
+    }
     if (!ev.ok()) {
       if (ev.error == Error::kNothing) continue;  // the watch was never armed: re-list
       co_return co_await give_up(*mine, ev.error);
@@ -146,6 +166,13 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
         ev.value.type == zk::EventType::kDeleted) {
       // Broken: no re-list. A predecessor that gave up is not a released lock.
       co_return zk::Result<Held>{Error::kOk, Held{mine->path, mine->czxid, mine->session}};
+    }
+    if (flaws_.restart_when_predecessor_gone && !v.watch_children &&
+        ev.value.type == zk::EventType::kDeleted) {
+      // Broken: start over, to the back of the queue.
+      ++stats_.restarts;
+      (void)co_await remove_own(mine->path, mine->session);
+      mine.reset();
     }
   }
   if (!mine) co_return fail<Held>(Error::kConnectionLoss);

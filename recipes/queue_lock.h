@@ -50,6 +50,15 @@ struct QueueFlaws {
   bool reader_ignores_writers = false;    // a reader holds at once, whatever is queued before it
   bool watch_lease_ahead = false;         // semaphore waiter watches only the node N places ahead
   bool release_forgets_node = false;      // a delete that meets connection loss is not retried
+  // The waiter names its predecessor by arithmetic, our marker + (own sequence - 1), instead of
+  // taking the name from the list: that path does not exist (another client's id prefix, or a
+  // gap), the watch read answers NoNode, and it re-lists at once: it polls while it waits.
+  bool predecessor_by_arithmetic = false;
+  // A vanished predecessor (NoNode, or its delete event) is answered by deleting our node and
+  // creating a new one, as if starting over: each release ahead sends the waiter to the back.
+  bool restart_when_predecessor_gone = false;
+  // A waiter that has waited this long takes the lock, assuming the holder died (0: never).
+  zk::Duration steal_after{};
 };
 
 class QueueLock : public LockBase {

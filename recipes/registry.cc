@@ -19,8 +19,10 @@ const char* to_string(Kind k) {
 }
 
 std::set<Property> kind_promises(Kind kind) {
-  std::set<Property> p{Property::kMutualExclusion, Property::kLiveness, Property::kNoOrphans,
-                       Property::kReentrancy, Property::kTimeoutCleanup};
+  std::set<Property> p{Property::kMutualExclusion, Property::kLiveness,
+                       Property::kNoOrphans,       Property::kReentrancy,
+                       Property::kTimeoutCleanup,  Property::kBoundedLoad,
+                       Property::kProgress,        Property::kServerExclusion};
   if (kind == Kind::kMutex || kind == Kind::kElection) p.insert(Property::kFencedSafety);
   return p;
 }
@@ -73,10 +75,15 @@ RecipeInfo entry(std::string name, Kind kind, Expected expected, std::string des
   return r;
 }
 
-// A correct recipe that promises `claims` beyond its kind's.
-RecipeInfo claiming(std::set<Property> claims, RecipeInfo r) {
+// A correct recipe that promises `claims` beyond its kind's (and creates `nodes_per_acquire`
+// lock nodes per acquire).
+RecipeInfo claiming(std::set<Property> claims, uint32_t nodes_per_acquire, RecipeInfo r) {
   r.promises.claims = std::move(claims);
+  r.promises.nodes_per_acquire = nodes_per_acquire;
   return r;
+}
+RecipeInfo claiming(std::set<Property> claims, RecipeInfo r) {
+  return claiming(std::move(claims), 1, std::move(r));
 }
 
 // A broken variant and how it is caught.
@@ -129,8 +136,9 @@ std::vector<RecipeInfo> build() {
                     "list (herd traded for liveness when holders leave out of order)",
                     "S10, 003", queue("semaphore", QueuePolicy::kSemaphore, {}, "lease-")));
   // Herd-free: only the gate's holder waits on the lease list, and the gate is the fair mutex.
+  // One acquire creates two nodes: its place in the gate's queue, then its lease.
   r.push_back(
-      claiming({P::kHerdFree},
+      claiming({P::kHerdFree}, 2,
                entry("semaphore-gated", Kind::kSemaphore, ok,
                      "Curator InterProcessSemaphoreV2: take a fair gate mutex, create the lease, "
                      "wait on the lease list until among max_leases, release the gate (herd-free)",
@@ -250,6 +258,34 @@ std::vector<RecipeInfo> build() {
                            "S5, 004",
                            queue("broken/release-forgets-node", QueuePolicy::kMutex,
                                  flaw(&QueueFlaws::release_forgets_node)))));
+  r.push_back(caught(
+      {.caught_by = P::kBoundedLoad},
+      entry("broken/predecessor-by-arithmetic", Kind::kMutex, bad,
+            "the waiter names its predecessor lock-(own sequence - 1) instead of reading it "
+            "from the list: that path does not exist (ids prefix the names, sequences have "
+            "gaps), the read answers NoNode and it re-lists at once, polling while it waits",
+            "S2, 000 002",
+            queue("broken/predecessor-by-arithmetic", QueuePolicy::kMutex,
+                  flaw(&QueueFlaws::predecessor_by_arithmetic)))));
+  r.push_back(caught(
+      {.caught_by = P::kProgress},
+      entry("broken/restart-when-predecessor-gone", Kind::kMutex, bad,
+            "a waiter whose predecessor vanished deletes its node and creates a new one, "
+            "starting over: each release ahead sends it to the back of the queue with one more "
+            "node",
+            "S2, 000 002",
+            queue("broken/restart-when-predecessor-gone", QueuePolicy::kMutex,
+                  flaw(&QueueFlaws::restart_when_predecessor_gone)))));
+  QueueFlaws impatient;
+  impatient.steal_after = zk::milliseconds(100);
+  r.push_back(caught(
+      {.caught_by = P::kServerExclusion, .focus = {F::kPause}},
+      entry("broken/steals-after-patience", Kind::kMutex, bad,
+            "a waiter that has waited 100 ms assumes the holder died and takes the lock while "
+            "the holder's node is still live: under a pause the paused holder's belief is "
+            "excused (fencing rejects its writes); the server's queue shows the second grant",
+            "S7, 004",
+            queue("broken/steals-after-patience", QueuePolicy::kMutex, impatient))));
   sort_registry(&r);
   return r;
 }

@@ -42,6 +42,9 @@ std::set<Property> kind_promises(Kind kind);
 struct Promises {
   std::set<Property> claims = {};         // e.g. {kFifo, kHerdFree}
   std::set<zk::FaultKind> survives = {};  // fault kinds it survives; empty: every kind drawn
+  // Lock nodes one acquire creates when nothing goes wrong (progress): 1 for a queue lock, 2
+  // for a semaphore that queues on a gate mutex before it creates its lease.
+  uint32_t nodes_per_acquire = 1;
 };
 
 // How a broken variant is caught: the property that must catch it, and what exposes its bug

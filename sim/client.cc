@@ -127,7 +127,7 @@ zk::Future<R> ClientImpl::submit(Request req, zk::Watch* watch, zk::WatchKind ki
     req.watch = true;
   }
   ++requests_sent_;
-  w_.count_request();
+  w_.count_request(index_, op_name(req.op), req.path);
   if (herd_zxid.value != 0) w_.herd_request(herd_zxid);
   log_send(req);
   pending_.push_back(
@@ -294,6 +294,7 @@ void ClientImpl::fail(Pending& p, Error e) {
 void ClientImpl::fail_pending(Error e) {
   RingQueue<Pending> pending = std::move(pending_);
   pending_.clear();
+  if (!pending.empty()) w_.observe_requests_failed(index_);
   for (Pending& p : pending) fail(p, e);
 }
 
@@ -365,6 +366,7 @@ void ClientImpl::on_notify(DownMsg& m) {
            return zk::to_string(m.event) + " " + m.path + " zxid=" + std::to_string(m.zxid.value);
          });
   w_.herd_notified(*this, m.zxid);
+  w_.observe_notification(index_);
   const zk::WatchEvent ev{m.event, SessionState::kConnected, m.path, m.zxid};
   auto take = [&](Registry& reg) {
     auto it = reg.find(m.path);

@@ -275,6 +275,14 @@ void World::Impl::apply_at(Server& s, const Txn& txn) {
   s.applied = txn.zxid;
   LOCKSTEP_ASSERT(txn.type != TxnType::kKillSession ||
                   s.tree.ephemeral_count(txn.session) == 0);  // expiry deletes every ephemeral
+  if (observer_ != nullptr) {
+    for (const Trigger& t : triggers_) {
+      if (t.type == zk::EventType::kCreated) {
+        observer_->node_created(s.id, txn.zxid, t.path, txn.session);
+      }
+      if (t.type == zk::EventType::kDeleted) observer_->node_deleted(s.id, txn.zxid, t.path);
+    }
+  }
   for (const Trigger& t : triggers_) fire(s, t, txn.zxid);    // fire() never applies
   if (s.blocked.empty()) return;
   std::vector<uint64_t> blocked(s.blocked.begin(), s.blocked.end());

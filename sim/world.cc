@@ -172,6 +172,10 @@ Client& World::client(uint32_t index) {
   return impl_->client(index);
 }
 uint32_t World::client_count() const { return impl_->client_count(); }
+zk::SessionId World::client_id(uint32_t index) const {
+  LOCKSTEP_ASSERT(index >= 1 && index <= impl_->client_count());
+  return impl_->client(index).id();
+}
 void World::inject(Fault fault) { impl_->inject(std::move(fault)); }
 Time World::now() const { return impl_->now(); }
 bool World::step() { return impl_->step(zk::kNever); }
@@ -194,5 +198,6 @@ std::string World::divergence() const { return impl_->strategy().divergence(); }
 zk::Zxid World::last_zxid() const { return impl_->last_zxid(); }
 const std::vector<HerdRecord>& World::herd() const { return impl_->herd(); }
 uint64_t World::requests_total() const { return impl_->requests_total(); }
+void World::set_observer(Observer* observer) { impl_->set_observer(observer); }
 
 }  // namespace lockstep::sim

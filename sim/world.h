@@ -278,6 +278,29 @@ struct NodeView {
   std::vector<std::string> children;  // sorted by name (inspection only)
 };
 
+// Instrumentation for checkers that judge what the server did rather than what clients
+// believed (properties/sim_run.cc records it): each server's node creations and deletions, each
+// request a client sends and each watch notification it receives, at the moment they happen.
+// Called synchronously from inside a step; an observer only records, it never calls into the
+// World, so observing a run does not change it (same seed, same event log).
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  // Server `server` (1-based; 1 is the leader) applied the creation of `path` (owner: its
+  // ephemeral owner, or invalid). Every server reports its own applies: a follower's come later.
+  virtual void node_created(uint32_t server, zk::Zxid zxid, std::string_view path,
+                            zk::SessionId owner) = 0;
+  // Server `server` applied the deletion of `path` (a delete, or a session's expiry or close).
+  virtual void node_deleted(uint32_t server, zk::Zxid zxid, std::string_view path) = 0;
+  // Client `client` (1-based) sent a request: its operation ("create", "get_children", ...)
+  // and path.
+  virtual void request_sent(uint32_t client, std::string_view op, std::string_view path) = 0;
+  virtual void notified(uint32_t client) = 0;  // a watch notification reached the client
+  // The client library failed the client's outstanding requests (the connection was lost, a
+  // connect attempt timed out, the session ended).
+  virtual void requests_failed(uint32_t client) = 0;
+};
+
 class World;
 
 // A simulated client process: a zk::Session plus simulator-only introspection.
@@ -313,6 +336,7 @@ class World {
   Client& add_client(ClientOptions options = {});
   Client& client(uint32_t index);  // 1-based
   uint32_t client_count() const;
+  zk::SessionId client_id(uint32_t index) const;  // the client's current session (0: none yet)
 
   void inject(Fault fault);  // REQUIRES: fault.at >= now()
 
@@ -341,6 +365,9 @@ class World {
   zk::Zxid last_zxid() const;
   const std::vector<HerdRecord>& herd() const;
   uint64_t requests_total() const;  // requests every client sent
+  // Reports to `observer` from now on (nullptr: nobody). The observer must outlive the World
+  // or be unset first.
+  void set_observer(Observer* observer);
 
   // Opaque outside sim/*.cc (declared in sim/world_impl.h).
   class Impl;

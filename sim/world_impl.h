@@ -65,7 +65,17 @@ class World::Impl final : public EventFilter {
   // Herd accounting (see HerdRecord): a client received a notification / sent a request.
   void herd_notified(ClientImpl& c, zk::Zxid zxid);
   void herd_request(zk::Zxid zxid);
-  void count_request() { ++requests_total_; }
+  void count_request(uint32_t client, std::string_view op, std::string_view path) {
+    ++requests_total_;
+    if (observer_ != nullptr) observer_->request_sent(client, op, path);
+  }
+  void observe_notification(uint32_t client) {
+    if (observer_ != nullptr) observer_->notified(client);
+  }
+  void observe_requests_failed(uint32_t client) {
+    if (observer_ != nullptr) observer_->requests_failed(client);
+  }
+  void set_observer(Observer* o) { observer_ = o; }
 
   // ---- network.cc ----
   Duration latency(uint32_t client);
@@ -163,6 +173,7 @@ class World::Impl final : public EventFilter {
   HerdRecord* herd_record(zk::Zxid zxid);  // by binary search: herd_ is in zxid order
   std::vector<Trigger> triggers_;          // scratch
   uint64_t requests_total_ = 0;
+  Observer* observer_ = nullptr;
   uint64_t events_executed_ = 0;
   Time next_check_{};  // when step() next runs check_sessions() (every tick of virtual time)
 };

@@ -3,6 +3,7 @@
 // each beside the same script on the correct recipe where that contrast is the point.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,13 +49,16 @@ TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
                                               "broken/no-id-in-name",
                                               "broken/no-relist",
                                               "broken/no-sync-recheck",
+                                              "broken/predecessor-by-arithmetic",
                                               "broken/reader-ignores-writers",
                                               "broken/release-forgets-node",
+                                              "broken/restart-when-predecessor-gone",
                                               "broken/rw-sort-by-name",
                                               "broken/seed001-exclusive",
                                               "broken/semaphore-watch-ahead",
                                               "broken/sort-by-name",
                                               "broken/sort-signed",
+                                              "broken/steals-after-patience",
                                               "broken/timeout-leaves-node",
                                               "broken/watch-first"};
   std::vector<std::string> registered;
@@ -335,6 +339,83 @@ TEST(Zoo, NoSyncRecheckDeletesTheNextHoldersNode) {
     EXPECT_EQ(s->max_holders, broken ? 2 : 1);
     EXPECT_EQ(s->parties[0]->released.error, Error::kOk);
     EXPECT_EQ(s->grant_order.size(), broken ? 3u : 2u);
+  }
+}
+
+TEST(Zoo, PredecessorByArithmeticPollsWhileItWaits) {
+  // broken/predecessor-by-arithmetic: the waiter's computed predecessor path does not exist, so
+  // it re-lists and re-reads for as long as the holder holds; fair-mutex's waiter sets one
+  // watch and sleeps. Both acquire once the holder releases.
+  const char* names[] = {"broken/predecessor-by-arithmetic", "fair-mutex"};
+  uint64_t sent[2] = {0, 0};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    Scenario s;
+    Party& a = s.join(names[v]);
+    Party& b = s.join(names[v]);
+    s.acquire_and_settle(a);
+    const uint64_t before = b.client->requests_sent();
+    s.acquire(b);
+    s.run_for(milliseconds(300));
+    sent[v] = b.client->requests_sent() - before;
+    EXPECT_FALSE(b.holds());
+    s.release(a);
+    s.run_for(kSettle);
+    EXPECT_TRUE(b.holds());
+    EXPECT_EQ(s.max_holders, 1);
+  }
+  std::printf("[predecessor-by-arithmetic] waiter's requests in 300 ms: broken=%llu fair=%llu\n",
+              static_cast<unsigned long long>(sent[0]), static_cast<unsigned long long>(sent[1]));
+  EXPECT_GT(sent[0], 50u);
+  EXPECT_LE(sent[1], 3u);
+}
+
+TEST(Zoo, RestartWhenPredecessorGoneCreatesANodePerReleaseAhead) {
+  // broken/restart-when-predecessor-gone: a holds, b and c queue behind it. a's release makes b
+  // start over with a new node, and b's vanished node makes c start over too: more lock nodes
+  // than acquires. fair-mutex creates one node per acquire.
+  const char* names[] = {"broken/restart-when-predecessor-gone", "fair-mutex"};
+  uint64_t creates[2] = {0, 0};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    Scenario s;
+    Party& a = s.join(names[v]);
+    Party& b = s.join(names[v]);
+    Party& c = s.join(names[v]);
+    s.acquire_and_settle(a);
+    s.queue_up({&b, &c});
+    s.release(a);
+    s.run_for(kSettle);
+    Party& first = b.holds() ? b : c;
+    Party& second = b.holds() ? c : b;
+    ASSERT_TRUE(first.holds());
+    s.release(first);
+    s.run_for(kSettle);
+    EXPECT_TRUE(second.holds());
+    EXPECT_EQ(s.max_holders, 1);
+    creates[v] = b.stats().creates + c.stats().creates;
+  }
+  EXPECT_GE(creates[0], 3u) << "b and c started over";
+  EXPECT_EQ(creates[1], 2u);
+}
+
+TEST(Zoo, StealsAfterPatienceTakesTheLockBesideAPausedHoldersLiveNode) {
+  // broken/steals-after-patience: the holder pauses for 300 ms (its 1 s session survives); after
+  // 100 ms the waiter takes the lock although the holder's node is still first in the queue.
+  // fair-mutex's waiter keeps waiting.
+  const char* names[] = {"broken/steals-after-patience", "fair-mutex"};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    Scenario s;
+    Party& a = s.join(names[v]);
+    Party& b = s.join(names[v]);
+    s.acquire_and_settle(a);
+    s.inject(FaultKind::kPause, 1, milliseconds(300));
+    s.acquire(b);
+    s.run_for(milliseconds(200));
+    EXPECT_EQ(s.children().size(), 2u) << "both nodes live";
+    EXPECT_TRUE(a.holds());
+    EXPECT_EQ(b.holds(), v == 0);
   }
 }
 
