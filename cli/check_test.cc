@@ -50,7 +50,8 @@ struct FakeSaver {
     return [this](const FailingSeed& f, std::string* error) -> std::string {
       calls.push_back(f.recipe->name + " " + std::to_string(f.seed) + " " + f.dir + " " +
                       std::to_string(f.faults.size()) + " " +
-                      (f.property ? to_string(*f.property) : "-") + (f.shrink ? "" : " no-shrink"));
+                      (f.property ? to_string(*f.property) : "-") + (f.shrink ? "" : " no-shrink") +
+                      (f.demonstration ? " demonstration" : ""));
       if (!fail_with.empty()) {
         *error = fail_with;
         return {};
@@ -212,14 +213,14 @@ TEST(CheckSeeds, AppendKeepsTheLowestViolatingSeed) {
   acc.first_seed = 10;
   acc.seeds_run = 5;
   acc.requests = 100;
-  acc.properties[0] = {5, 12, "first"};
-  acc.properties[1] = {4, std::nullopt, ""};
+  acc.properties[0] = {5, 12, "first", 0, std::nullopt, {}};
+  acc.properties[1] = {4, std::nullopt, "", 0, std::nullopt, {}};
   RecipeResult next = empty_result(*recipes::find_recipe("fair-mutex"));
   next.first_seed = 15;
   next.seeds_run = 3;
   next.requests = 7;
-  next.properties[0] = {3, 16, "later"};
-  next.properties[1] = {2, 17, "second"};
+  next.properties[0] = {3, 16, "later", 0, std::nullopt, {}};
+  next.properties[1] = {2, 17, "second", 0, std::nullopt, {}};
   append_seeds(&acc, next);
   EXPECT_EQ(acc.first_seed, 10u);
   EXPECT_EQ(acc.seeds_run, 8u);
@@ -292,6 +293,36 @@ TEST(CheckMain, JobsGiveTheSameOutputByteForByte) {
                 .out.find("caught   broken/no-sync-recheck mutual-exclusion at seed " +
                           std::to_string(c) + ":"),
             std::string::npos);
+}
+
+// Under pauses a correct mutex's paused holder believes on beside the next holder: check shows
+// it as the expected demonstration (with its trace saved as run), fenced-safety holding, and
+// exits 0; --jobs 2 says the same; the JSON lists it under "demonstrations".
+TEST(CheckMain, PauseDemonstrationIsShownNotFailed) {
+  std::string outs[2];
+  for (const std::string jobs : {"1", "2"}) {
+    FakeSaver fake;
+    const Outcome o = run({"--recipe", "fair-mutex", "--seeds", "40", "--faults", "pause",
+                           "--jobs", jobs},
+                          fake.saver());
+    EXPECT_EQ(o.code, 0) << o.out << o.err;
+    const size_t at = o.out.find("expected fair-mutex mutual-exclusion in ");
+    ASSERT_NE(at, std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("as its faults excuse (not a failure), first at seed ", at),
+              std::string::npos);
+    EXPECT_NE(o.out.find("fenced-safety held in every seed", at), std::string::npos) << o.out;
+    ASSERT_EQ(fake.calls.size(), 1u);
+    EXPECT_NE(fake.calls[0].find(" no-shrink demonstration"), std::string::npos) << fake.calls[0];
+    EXPECT_NE(o.out.find("  trace:     "), std::string::npos) << o.out;
+    outs[jobs == "1" ? 0 : 1] = o.out.substr(0, o.out.find("\n1 recipes, "));
+  }
+  EXPECT_EQ(outs[0], outs[1]);
+  const Outcome j = run({"--recipe", "fair-mutex", "--seeds", "40", "--faults", "pause", "--json",
+                         "--no-traces"});
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  const nlohmann::json& demo = doc["results"][0]["demonstrations"]["mutual-exclusion"];
+  EXPECT_GT(demo["seeds"].get<uint64_t>(), 0u) << j.out;
+  EXPECT_EQ(doc["results"][0]["properties"]["mutual-exclusion"], "pass");
 }
 
 // A broken variant that is caught makes a successful run (exit 0), and its row and the

@@ -139,6 +139,23 @@ void print_failures(const std::vector<RecipeResult>& results, const Request& rq,
             << t->second << "\n  show:      " << rq.o.program << " show " << t->second << "\n";
       }
     }
+    for (int i = 0; i < kPropertyCount; ++i) {
+      const PropertyResult& p = r.properties[i];
+      if (!p.demonstration_seed || r.expected != recipes::Expected::kCorrect) continue;
+      const PropertyResult& fenced = r.properties[static_cast<int>(Property::kFencedSafety)];
+      out << "expected " << r.recipe << " " << to_string(static_cast<Property>(i)) << " in "
+          << p.demonstrated << " seed(s), as its faults excuse (not a failure), first at seed "
+          << *p.demonstration_seed << ": "
+          << p.demonstration.substr(0, p.demonstration.find('\n')) << "\n"
+          << (fenced.judged > 0 && !fenced.seed
+                  ? "  fenced-safety held in every seed: the resource rejected the stale holder\n"
+                  : "")
+          << "  reproduce: " << repro(rq, r.recipe, *p.demonstration_seed) << "\n";
+      if (auto t = r.traces.find(*p.demonstration_seed); t != r.traces.end()) {
+        out << "  trace:     " << t->second << "\n  show:      " << rq.o.program << " show "
+            << t->second << "\n";
+      }
+    }
     if (r.expected == recipes::Expected::kBroken && r.error.empty() && !r.as_expected() &&
         properties::complete(r, rq.o)) {
       out << "NOT CAUGHT " << r.recipe << ": "
@@ -147,8 +164,10 @@ void print_failures(const std::vector<RecipeResult>& results, const Request& rq,
           << (rq.o.seed ? "" : " (try --seeds " + std::to_string(r.seeds_run * 10) + ")") << "\n";
     }
   }
-  const bool saved = std::any_of(results.begin(), results.end(),
-                                 [](const RecipeResult& r) { return !r.traces.empty(); });
+  const bool saved = std::any_of(results.begin(), results.end(), [](const RecipeResult& r) {
+    return std::any_of(std::begin(r.properties), std::end(r.properties),
+                       [&](const PropertyResult& p) { return p.seed && r.traces.count(*p.seed); });
+  });
   if (saved && rq.o.shrink_traces) {
     out << "(each trace holds its seed's scenario shrunk to the fewest faults, clients and rounds "
            "that still violate the property; --no-shrink saves it as run)\n";
@@ -190,6 +209,20 @@ nlohmann::json to_json(const std::vector<RecipeResult>& results, const Request& 
     j["expected_violation"] =
         r.must_violate ? nlohmann::json(to_string(*r.must_violate)) : nlohmann::json(nullptr);
     j["properties"] = props;
+    // What the faults excuse, shown, not failed (PropertyResult::demonstrated).
+    nlohmann::json demos = nlohmann::json::object();
+    for (int i = 0; i < kPropertyCount; ++i) {
+      const PropertyResult& p = r.properties[i];
+      if (!p.demonstration_seed) continue;
+      demos[to_string(static_cast<Property>(i))] = {
+          {"seeds", p.demonstrated},
+          {"first_seed", *p.demonstration_seed},
+          {"message", p.demonstration},
+          {"trace", or_null(r.traces.count(*p.demonstration_seed) != 0
+                                ? r.traces.at(*p.demonstration_seed)
+                                : std::string())}};
+    }
+    j["demonstrations"] = demos;
     const std::optional<uint64_t> seed = r.first_failing_seed();
     j["seed"] = seed ? nlohmann::json(*seed) : nlohmann::json(nullptr);
     j["reproduce"] = seed ? nlohmann::json(repro(rq, r.recipe, *seed)) : nlohmann::json(nullptr);

@@ -114,6 +114,13 @@ RecipeResult check_seeds(const recipes::RecipeInfo& recipe, uint64_t first, uint
     for (const Verdict& v : so.verdicts) {
       PropertyResult& p = rr.properties[static_cast<int>(v.property)];
       ++p.judged;
+      if (!v.demonstration.empty()) {
+        ++p.demonstrated;
+        if (!p.demonstration_seed) {
+          p.demonstration_seed = seed;
+          p.demonstration = v.demonstration;
+        }
+      }
       if (!v.ok && !p.seed) {
         p.seed = seed;
         p.message = v.message;
@@ -179,6 +186,11 @@ void append_seeds(RecipeResult* acc, const RecipeResult& next) {
       p.seed = next.properties[i].seed;
       p.message = next.properties[i].message;
     }
+    p.demonstrated += next.properties[i].demonstrated;
+    if (!p.demonstration_seed && next.properties[i].demonstration_seed) {
+      p.demonstration_seed = next.properties[i].demonstration_seed;
+      p.demonstration = next.properties[i].demonstration;
+    }
   }
   if (acc->first_report.empty()) acc->first_report = next.first_report;
   if (acc->error.empty()) acc->error = next.error;
@@ -218,6 +230,26 @@ std::vector<std::string> save_traces(const std::vector<const recipes::RecipeInfo
         continue;
       }
       r.traces[*p.seed] = path;
+    }
+    // The first demonstration of each property, as run (nothing is violated to shrink toward).
+    for (int k = 0; k < kPropertyCount; ++k) {
+      const PropertyResult& p = r.properties[k];
+      if (!p.demonstration_seed || !tried.insert(*p.demonstration_seed).second) continue;
+      FailingSeed f;
+      f.recipe = todo[i];
+      f.seed = *p.demonstration_seed;
+      f.faults = o.fault_restriction();
+      f.dir = o.trace_dir;
+      f.shrink = false;
+      f.demonstration = true;
+      std::string error;
+      const std::string path = save_trace(f, &error);
+      if (path.empty()) {
+        errors.push_back("the trace of " + r.recipe + " seed " + std::to_string(f.seed) +
+                         " was not saved: " + error);
+        continue;
+      }
+      r.traces[f.seed] = path;
     }
   }
   return errors;

@@ -85,6 +85,8 @@ struct FailingSeed {
   std::optional<Property> property;  // the property check reports violated at this seed
   std::string dir;                   // --trace-dir
   bool shrink = true;                // shrink the scenario before saving (--no-shrink: as run)
+  bool demonstration = false;        // a passing seed saved as the example of what its faults
+                                     // excuse (PropertyResult::demonstration), as run
 };
 
 // Records the failing seed's run (its scenario shrunk, while `property` stays violated, unless
@@ -97,6 +99,11 @@ struct PropertyResult {
   uint64_t judged = 0;           // seeds in which it was judged
   std::optional<uint64_t> seed;  // first violating seed
   std::string message;           // that violation's message
+  // Seeds where it held but showed what the faults excuse (Verdict::demonstration): belief-level
+  // exclusion under pauses. Not failures; the first is reported (and saved) as the example.
+  uint64_t demonstrated = 0;
+  std::optional<uint64_t> demonstration_seed;
+  std::string demonstration;
 };
 
 // The outcome for one recipe over the contiguous seeds first_seed .. first_seed + seeds_run - 1.
@@ -110,7 +117,7 @@ struct RecipeResult {
   uint64_t first_seed = 1;
   uint64_t seeds_run = 0;
   uint64_t requests = 0;                   // simulated requests over all seeds
-  std::map<uint64_t, std::string> traces;  // failing seed -> saved trace path
+  std::map<uint64_t, std::string> traces;  // failing (or demonstrating) seed -> saved trace
   std::string unsupported;  // why the backend cannot provoke this variant (nothing was run)
   std::string error;        // the backend's harness failed: the seeds after seeds_run were not run
   std::string first_report;  // report() of the first violating seed, when the backend keeps one

@@ -45,7 +45,12 @@ nlohmann::json encode(const RecipeResult& r) {
   for (const PropertyResult& p : r.properties) {
     props.push_back({{"judged", p.judged},
                      {"seed", p.seed ? nlohmann::json(*p.seed) : nlohmann::json(nullptr)},
-                     {"message", p.message}});
+                     {"message", p.message},
+                     {"demonstrated", p.demonstrated},
+                     {"demonstration_seed", p.demonstration_seed
+                                                ? nlohmann::json(*p.demonstration_seed)
+                                                : nlohmann::json(nullptr)},
+                     {"demonstration", p.demonstration}});
   }
   j["properties"] = props;
   return j;
@@ -64,6 +69,11 @@ bool decode(const std::string& line, RecipeResult* r) {
     r->properties[i].judged = p["judged"].get<uint64_t>();
     if (!p["seed"].is_null()) r->properties[i].seed = p["seed"].get<uint64_t>();
     r->properties[i].message = p["message"].get<std::string>();
+    r->properties[i].demonstrated = p["demonstrated"].get<uint64_t>();
+    if (!p["demonstration_seed"].is_null()) {
+      r->properties[i].demonstration_seed = p["demonstration_seed"].get<uint64_t>();
+    }
+    r->properties[i].demonstration = p["demonstration"].get<std::string>();
   }
   return true;
 }

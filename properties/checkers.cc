@@ -23,7 +23,7 @@ Verdict violation(Property p, std::string message, std::vector<uint64_t> history
   std::sort(history_indexes.begin(), history_indexes.end());
   history_indexes.erase(std::unique(history_indexes.begin(), history_indexes.end()),
                         history_indexes.end());
-  return Verdict{p, false, std::move(message), std::move(history_indexes)};
+  return Verdict{p, false, std::move(message), std::move(history_indexes), {}};
 }
 
 // What one client believes, replayed from the history (see the header's definition).
@@ -227,6 +227,20 @@ Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t ma
 
 Verdict check_fenced_safety(const History& h) {
   const Property p = Property::kFencedSafety;
+  // A lock whose grants all carry token 0 hands out no fencing token: say so, rather than
+  // blame two holders for sharing a token they never had.
+  bool granted = false;
+  bool any_token = false;
+  for (const Event& e : h.events()) {
+    if (e.op != Op::kAcquire || e.type != Type::kOk) continue;
+    granted = true;
+    any_token = any_token || e.token != 0;
+  }
+  const std::string cause =
+      granted && !any_token
+          ? "no fencing token: every grant carried token 0, so the resource cannot tell a stale "
+            "holder from the current one; "
+          : "";
   int64_t max_token = INT64_MIN;
   uint64_t max_event = 0;
   std::map<int64_t, std::pair<uint32_t, uint64_t>> token_holder;  // token -> (client, event)
@@ -234,7 +248,7 @@ Verdict check_fenced_safety(const History& h) {
     if ((e.op != Op::kEnter && e.op != Op::kLeave) || e.type != Type::kOk) continue;
     if (e.token < max_token) {
       return violation(p,
-                       "the resource accepted token " + std::to_string(e.token) + " from " +
+                       cause + "the resource accepted token " + std::to_string(e.token) + " from " +
                            client_name(e.client) + " at " + at_ref(e) + " after accepting token " +
                            std::to_string(max_token) + " at " + at_ref(h[max_event]),
                        {max_event, e.index});
@@ -242,7 +256,7 @@ Verdict check_fenced_safety(const History& h) {
     auto [it, fresh] = token_holder.emplace(e.token, std::make_pair(e.client, e.index));
     if (!fresh && it->second.first != e.client) {
       return violation(p,
-                       "token " + std::to_string(e.token) + " was accepted from two holders: " +
+                       cause + "token " + std::to_string(e.token) + " was accepted from two holders: " +
                            client_name(it->second.first) + " at " + at_ref(h[it->second.second]) +
                            " and " + client_name(e.client) + " at " + at_ref(e),
                        {it->second.second, e.index});

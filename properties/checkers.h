@@ -38,8 +38,13 @@ struct Verdict {
   bool ok = true;
   std::string message;  // empty when ok; otherwise what happened, in one paragraph
   std::vector<uint64_t> history_indexes;  // the events of the history that prove the violation
+  // Set on a passing verdict whose stronger form failed where the faults excuse it: belief-level
+  // exclusion under pauses or server-side expiry (a holder that could not know its session had
+  // died believes on beside the next holder; fencing is what keeps the resource safe). What
+  // happened, in one paragraph; not a violation.
+  std::string demonstration;
 
-  static Verdict pass(Property p) { return Verdict{p, true, {}, {}}; }
+  static Verdict pass(Property p) { return Verdict{p, true, {}, {}, {}}; }
 };
 
 // One node of the final tree under the lock's directory.

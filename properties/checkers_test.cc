@@ -707,5 +707,24 @@ TEST(ServerView, UnobservedViewIsNotJudged) {
   EXPECT_TRUE(check_bounded_load(b.h, none).ok);
 }
 
+// A lock that hands out no token (every grant carries 0) fails fenced safety with that cause
+// named, even when its holders took turns; with real tokens the same turns pass.
+TEST(FencedSafety, NoFencingTokenIsNamedAsTheCause) {
+  for (const int64_t base : {0, 1}) {
+    Builder b;
+    b.acquire(1, base);
+    b.resource(1, Op::kEnter, base, true);
+    b.release(1);
+    b.acquire(2, base * 2);
+    b.resource(2, Op::kEnter, base * 2, true);
+    const Verdict v = check_fenced_safety(b.h);
+    EXPECT_EQ(v.ok, base != 0) << v.message;
+    if (base == 0) {
+      EXPECT_EQ(v.message.rfind("no fencing token: every grant carried token 0", 0), 0u)
+          << v.message;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::properties

@@ -29,8 +29,20 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
       case Property::kMutualExclusion: {
         bool informed = false;
         for (const sim::Fault& f : s.faults) informed = informed || breaks_belief(f.kind);
-        out.push_back(
-            check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases, informed));
+        Verdict v =
+            check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases, informed);
+        if (informed && v.ok) {
+          // Show what the faults excuse: the stale belief beside the next holder.
+          const Verdict full =
+              check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases, false);
+          if (!full.ok) {
+            v.demonstration =
+                full.message +
+                " (expected: a paused or expired holder cannot know at once that its session "
+                "died; fencing tokens, not beliefs, keep the resource safe)";
+          }
+        }
+        out.push_back(std::move(v));
         break;
       }
       case Property::kFencedSafety: out.push_back(check_fenced_safety(run.history)); break;

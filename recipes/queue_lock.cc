@@ -167,13 +167,7 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
       // Broken: no re-list. A predecessor that gave up is not a released lock.
       co_return zk::Result<Held>{Error::kOk, Held{mine->path, mine->czxid, mine->session}};
     }
-    if (flaws_.restart_when_predecessor_gone && !v.watch_children &&
-        ev.value.type == zk::EventType::kDeleted) {
-      // Broken: start over, to the back of the queue.
-      ++stats_.restarts;
-      (void)co_await remove_own(mine->path, mine->session);
-      mine.reset();
-    }
+
   }
   if (!mine) co_return fail<Held>(Error::kConnectionLoss);
   co_return co_await give_up(*mine, Error::kConnectionLoss);

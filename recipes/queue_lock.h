@@ -54,8 +54,9 @@ struct QueueFlaws {
   // taking the name from the list: that path does not exist (another client's id prefix, or a
   // gap), the watch read answers NoNode, and it re-lists at once: it polls while it waits.
   bool predecessor_by_arithmetic = false;
-  // A vanished predecessor (NoNode, or its delete event) is answered by deleting our node and
-  // creating a new one, as if starting over: each release ahead sends the waiter to the back.
+  // A predecessor found gone when the waiter goes to watch it (NoNode: it left between the list
+  // and the watch) is answered by deleting our node and creating a new one, as if starting over:
+  // to the back of the queue, where the next waiter may find our node gone in turn.
   bool restart_when_predecessor_gone = false;
   // A waiter that has waited this long takes the lock, assuming the holder died (0: never).
   zk::Duration steal_after{};

@@ -270,9 +270,9 @@ std::vector<RecipeInfo> build() {
   r.push_back(caught(
       {.caught_by = P::kProgress},
       entry("broken/restart-when-predecessor-gone", Kind::kMutex, bad,
-            "a waiter whose predecessor vanished deletes its node and creates a new one, "
-            "starting over: each release ahead sends it to the back of the queue with one more "
-            "node",
+            "a waiter that finds its predecessor gone when it goes to watch it (NoNode) deletes "
+            "its own node and creates a new one, starting over at the back of the queue: the "
+            "waiter behind may find that node gone in turn, and the restarts chain",
             "S2, 000 002",
             queue("broken/restart-when-predecessor-gone", QueuePolicy::kMutex,
                   flaw(&QueueFlaws::restart_when_predecessor_gone)))));

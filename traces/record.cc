@@ -227,7 +227,14 @@ std::string verdict_summary(const Trace& trace) { return verdict_summary(trace.v
 std::string verdict_summary(const std::vector<Verdict>& verdicts) {
   const Verdict* v = first_violation(verdicts);
   if (v != nullptr) return verdict_line(v);
-  return "every property held (" + std::to_string(verdicts.size()) + " judged)";
+  std::string out = "every property held (" + std::to_string(verdicts.size()) + " judged)";
+  for (const Verdict& d : verdicts) {
+    if (!d.demonstration.empty()) {
+      out += "; expected under its faults, " + std::string(properties::to_string(d.property)) +
+             " in its belief-level form: " + d.demonstration;
+    }
+  }
+  return out;
 }
 
 }  // namespace lockstep::traces

@@ -104,7 +104,8 @@ properties::Scenario shrink_scenario(const recipes::RecipeInfo& recipe, properti
 // The TraceSaver `lockstep check` runs with (properties/check.h): derives the failing seed's
 // scenario, shrinks it (unless !f.shrink) while f.property (the first violated property, when
 // unset) stays violated, records it and saves it under f.dir. Returns the path, or "" with
-// *error set.
+// *error set. A demonstration (f.demonstration: a passing seed that shows what its faults
+// excuse) is saved as run.
 std::string save_check_failure(const properties::FailingSeed& f, std::string* error);
 
 // One line: "herd-free VIOLATED: <message> (history events #3, #7)" or "every property held

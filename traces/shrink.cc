@@ -135,6 +135,7 @@ Scenario shrink_scenario(const recipes::RecipeInfo& recipe, Scenario s,
 
 std::string save_check_failure(const properties::FailingSeed& f, std::string* error) {
   properties::Scenario s = check_scenario(*f.recipe, f.seed, f.faults);
+  if (f.demonstration) return save_failure_trace(record_trace(*f.recipe, s), f.dir, error);
   std::optional<properties::Property> property = f.property;
   if (!property) {
     const properties::SeedOutcome o =

@@ -114,6 +114,7 @@ Json verdict_to_json(const Verdict& v) {
   j["ok"] = v.ok;
   j["message"] = v.message;
   j["events"] = v.history_indexes;
+  if (!v.demonstration.empty()) j["demonstration"] = v.demonstration;  // only when there is one
   return j;
 }
 
@@ -380,6 +381,7 @@ Verdict verdict_from_json(const Node& j, uint64_t history_size) {
                                                 property_name, "property");
   v.ok = boolean(j["ok"]);
   v.message = text(j["message"]);
+  if (j.json.contains("demonstration")) v.demonstration = text(j["demonstration"]);
   for (const Node& e : j["events"].elements()) {
     const uint64_t i = unsigned64(e);
     if (i >= history_size) {

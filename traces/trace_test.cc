@@ -164,7 +164,7 @@ TEST(TraceFormat, HistoryVerdictDecisionAndLogRoundTrip) {
   e.session_state = zk::SessionState::kExpired;
   e.text = "line\nwith \"quotes\" and \xc3\xa9";
   t.history.add(e);
-  t.verdicts.push_back(properties::Verdict{properties::Property::kFifo, false, "msg", {0}});
+  t.verdicts.push_back(properties::Verdict{properties::Property::kFifo, false, "msg", {0}, {}});
   t.decisions = {{sim::ChoiceKind::kLatency, 4, 3}, {sim::ChoiceKind::kChildOrder, 4294967295u, 7}};
   t.events = {sim::LoggedEvent{0, zk::Time{5}, 2, "send", "create /x"}};
   t.event_count = 1;
@@ -265,7 +265,7 @@ TEST(TraceFormat, SchemaViolationsAreNamed) {
   EXPECT_NE(parse_error(text).message.find("verdict.ok differs from verdicts"), std::string::npos);
   Trace t;
   t.recipe = "fair-mutex";
-  t.verdicts.push_back(properties::Verdict{properties::Property::kFifo, false, "m", {5}});
+  t.verdicts.push_back(properties::Verdict{properties::Property::kFifo, false, "m", {5}, {}});
   EXPECT_NE(parse_error(to_json_text(t)).message.find("names event #5"), std::string::npos);
   t.verdicts.clear();
   t.scenario.faults.push_back(sim::Fault{});

@@ -3,6 +3,7 @@
 // each beside the same script on the correct recipe where that contrast is the point.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -370,33 +371,37 @@ TEST(Zoo, PredecessorByArithmeticPollsWhileItWaits) {
   EXPECT_LE(sent[1], 3u);
 }
 
-TEST(Zoo, RestartWhenPredecessorGoneCreatesANodePerReleaseAhead) {
-  // broken/restart-when-predecessor-gone: a holds, b and c queue behind it. a's release makes b
-  // start over with a new node, and b's vanished node makes c start over too: more lock nodes
-  // than acquires. fair-mutex creates one node per acquire.
+TEST(Zoo, RestartWhenPredecessorGoneCreatesMoreNodesThanAcquires) {
+  // broken/restart-when-predecessor-gone: a holds; b waits with a 50 ms deadline; c starts its
+  // acquire at each moment around b's give-up (swept over 6 ms in 50 us steps). When b's node
+  // goes between c's list and c's watch, c gets NoNode and starts over with a second node;
+  // fair-mutex re-lists and keeps its one node. Both hold once a releases.
   const char* names[] = {"broken/restart-when-predecessor-gone", "fair-mutex"};
-  uint64_t creates[2] = {0, 0};
+  uint64_t most[2] = {0, 0};
   for (int v = 0; v < 2; ++v) {
     SCOPED_TRACE(names[v]);
-    Scenario s;
-    Party& a = s.join(names[v]);
-    Party& b = s.join(names[v]);
-    Party& c = s.join(names[v]);
-    s.acquire_and_settle(a);
-    s.queue_up({&b, &c});
-    s.release(a);
-    s.run_for(kSettle);
-    Party& first = b.holds() ? b : c;
-    Party& second = b.holds() ? c : b;
-    ASSERT_TRUE(first.holds());
-    s.release(first);
-    s.run_for(kSettle);
-    EXPECT_TRUE(second.holds());
-    EXPECT_EQ(s.max_holders, 1);
-    creates[v] = b.stats().creates + c.stats().creates;
+    for (int step = 0; step <= 120; ++step) {
+      Scenario s;
+      Party& a = s.join(names[v]);
+      Party& b = s.join(names[v]);
+      Party& c = s.join(names[v]);
+      s.acquire_and_settle(a);
+      s.acquire(b, milliseconds(50));
+      s.run_for(milliseconds(47) + zk::microseconds(50 * step));
+      s.acquire(c);
+      s.run_for(kSettle);
+      most[v] = std::max(most[v], c.stats().creates);
+      s.release(a);
+      s.run_for(kSettle);
+      EXPECT_TRUE(c.holds());
+      EXPECT_EQ(s.max_holders, 1);
+    }
   }
-  EXPECT_GE(creates[0], 3u) << "b and c started over";
-  EXPECT_EQ(creates[1], 2u);
+  std::printf("[restart-when-predecessor-gone] most nodes one acquire created: broken=%llu "
+              "fair=%llu\n",
+              static_cast<unsigned long long>(most[0]), static_cast<unsigned long long>(most[1]));
+  EXPECT_GE(most[0], 2u);
+  EXPECT_EQ(most[1], 1u);
 }
 
 TEST(Zoo, StealsAfterPatienceTakesTheLockBesideAPausedHoldersLiveNode) {
