@@ -233,6 +233,22 @@ Scenario generate(Draws& d, const GenerateOptions& o) {
       if (real && k == FaultKind::kServerRestart) break;  // one restart per run: each costs seconds
     }
   }
+  if (!real && o.later_draws) {
+    // Drawn last, so that every earlier draw of a seed stays what it was. Some rounds try once
+    // without waiting; and a long outage the session survives: the leader restarts for longer
+    // than the session timeout (every client's connection drops and its reconnects fail until
+    // it is back), and sessions get fresh timers when it is, as on a real server.
+    w.try_percent = d.chance(1, 4) ? 20 : 0;
+    if (o.faults.count(FaultKind::kServerRestart) != 0 && d.chance(1, 4)) {
+      Fault f;
+      f.kind = FaultKind::kServerRestart;
+      f.at = zk::Time{} + d.between(milliseconds(1), phase);
+      f.client = static_cast<uint32_t>(1 + d.below(w.clients));
+      f.server = 1;
+      f.duration = d.between(s.session_timeout, s.session_timeout * 2);
+      s.faults.push_back(f);
+    }
+  }
   std::stable_sort(s.faults.begin(), s.faults.end(),
                    [](const Fault& a, const Fault& b) { return a.at < b.at; });
   if (real) {

@@ -83,6 +83,11 @@ struct GenerateOptions {
   // Real server: hunt a lost wake-up (holds well beyond the liveness grace, so that a waiter
   // that sleeps while the lock has room is seen sleeping).
   bool hunt_lost_wakeup = false;
+  // Simulator: the draws added after the seeded sweep was first pinned, taken after every
+  // earlier one (rounds that try once without waiting; a leader outage longer than the session
+  // timeout that sessions survive). Off, a seed derives exactly the scenario it derived before
+  // them: the triaged corpus keeps the scenarios its seeds once failed in.
+  bool later_draws = true;
 };
 
 // A scenario from `draws` and the options (the seed is the caller's to set).

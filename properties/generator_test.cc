@@ -47,7 +47,7 @@ const char* const kPinnedRecipes[] = {
 
 // FNV-1a over the fingerprints of seeds 1..300 of every pinned recipe's options, and of the
 // same with the fault kinds restricted (`check --faults pause,partition,lost-reply`).
-uint64_t sweep_hash() {
+uint64_t sweep_hash(bool later_draws) {
   uint64_t h = zk::fnv1a("");
   const std::set<sim::FaultKind> restricted = {sim::FaultKind::kPause, sim::FaultKind::kPartition,
                                                sim::FaultKind::kLoseNextReply};
@@ -60,8 +60,9 @@ uint64_t sweep_hash() {
     const Claims claims = claims_for(r);
     for (const std::set<sim::FaultKind>* allowed :
          {static_cast<const std::set<sim::FaultKind>*>(nullptr), &restricted}) {
-      const GenerateOptions o =
+      GenerateOptions o =
           generate_options(r, claims, allowed == nullptr ? std::set<sim::FaultKind>{} : *allowed);
+      o.later_draws = later_draws;
       for (uint64_t seed = 1; seed <= 300; ++seed) {
         h = zk::fnv1a(fingerprint_text(generate_scenario(seed, o)), h);
       }
@@ -78,8 +79,12 @@ TEST(Generator, SeededSweepIsPinned) {
     EXPECT_NE(recipes::find_recipe(name), nullptr) << name << " left the registry: re-pin";
   }
   char hex[24];
-  std::snprintf(hex, sizeof hex, "0x%016" PRIx64, sweep_hash());
+  // Without the later draws, the sweep as first pinned: no earlier draw has moved.
+  std::snprintf(hex, sizeof hex, "0x%016" PRIx64, sweep_hash(false));
   EXPECT_STREQ(hex, "0xccd767d691efc0e6");
+  // With them (try-once rounds, a long leader outage), pinned when they were added.
+  std::snprintf(hex, sizeof hex, "0x%016" PRIx64, sweep_hash(true));
+  EXPECT_STREQ(hex, "0x3a6bf7811ce50bce");
 }
 
 // Every scenario meets the generator's contract, whoever draws: clients and rounds in range,

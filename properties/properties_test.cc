@@ -367,6 +367,99 @@ TEST(Pause, BreaksBeliefLevelExclusionButNotFencedSafety) {
   EXPECT_GT(rejected_stale, 0) << "the resource never had to reject a stale token";
 }
 
+// Rounds that try once without waiting (Lock::try_acquire): with the lock held elsewhere they
+// fail after their own requests, without waiting for the holder, and the recipe must leave no
+// node; the probe after each proves it. fair-mutex passes every property; broken/timeout-leaves-node, which keeps its
+// node on a timeout, is caught by timeout-cleanup in the same scenarios.
+TEST(TryOnce, FailsAtOnceAndLeavesNoNode) {
+  const RecipeInfo* good = recipes::find_recipe("fair-mutex");
+  const RecipeInfo* bad = recipes::find_recipe("broken/timeout-leaves-node");
+  ASSERT_NE(good, nullptr);
+  ASSERT_NE(bad, nullptr);
+  int tried = 0, failed = 0, caught = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Scenario s;
+    s.seed = seed;
+    s.workload.clients = 3;
+    s.workload.rounds = 4;
+    s.workload.try_percent = 50;
+    s.workload.hold_min = zk::milliseconds(50);
+    s.workload.hold_max = zk::milliseconds(60);
+    finish_scenario(&s);
+    const SeedOutcome o = run_scenario(*good, claims_for(*good), s);
+    EXPECT_EQ(o.first_violation(), nullptr)
+        << "seed " << seed << ": " << o.first_violation()->message;
+    for (size_t i = 0; i + 1 < o.run.history.size(); ++i) {
+      const Event& e = o.run.history[i];
+      if (e.op != Op::kAcquire || e.type != Type::kInvoke || e.text != "try") continue;
+      ++tried;
+      for (size_t j = i + 1; j < o.run.history.size(); ++j) {
+        const Event& done = o.run.history[j];
+        if (done.client != e.client || done.op != Op::kAcquire) continue;
+        if (done.type == Type::kFail) {
+          ++failed;
+          EXPECT_EQ(done.error, zk::Error::kOperationTimeout);
+          // Its requests (create, list, delete), not a 50 ms hold.
+          EXPECT_LT(done.at - e.at, zk::milliseconds(20)) << "a try does not wait";
+        }
+        break;
+      }
+    }
+    const SeedOutcome b = run_scenario(*bad, claims_for(*bad), s);
+    const Verdict* v = b.verdict(Property::kTimeoutCleanup);
+    caught += v != nullptr && !v->ok ? 1 : 0;
+  }
+  EXPECT_GT(tried, 20);
+  EXPECT_GT(failed, 5);
+  EXPECT_GT(caught, 0);
+}
+
+// A leader outage longer than the session timeout: every client's connection drops and its
+// reconnects fail until the leader is back, then its session carries on (timers restart when
+// the leader returns, as on a real server): no client is told its session expired, and every
+// property holds. The seeded sweep draws such outages (GenerateOptions::later_draws).
+TEST(LongOutage, SessionsSurviveALeaderRestartLongerThanTheirTimeout) {
+  const RecipeInfo* recipe = recipes::find_recipe("fair-mutex");
+  ASSERT_NE(recipe, nullptr);
+  Scenario s;
+  s.seed = 7;
+  s.workload.clients = 3;
+  s.workload.rounds = 3;
+  sim::Fault restart;
+  restart.kind = FaultKind::kServerRestart;
+  restart.at = zk::Time{} + zk::milliseconds(10);
+  restart.client = 1;
+  restart.server = 1;
+  restart.duration = s.session_timeout * 3 / 2;
+  s.faults.push_back(restart);
+  finish_scenario(&s);
+  const SeedOutcome o = run_scenario(*recipe, claims_for(*recipe), s);
+  EXPECT_EQ(o.first_violation(), nullptr) << o.first_violation()->message;
+  int disconnected = 0;
+  for (const Event& e : o.run.history.events()) {
+    if (e.op != Op::kSession) continue;
+    EXPECT_NE(e.session_state, zk::SessionState::kExpired) << describe(e);
+    disconnected += e.session_state == zk::SessionState::kConnecting ? 1 : 0;
+  }
+  EXPECT_GE(disconnected, 3) << "every client lost its connection";
+  // The sweep draws them: among the first 200 seeds of fair-mutex, some scenarios have a leader
+  // outage longer than the session timeout, and some try once.
+  const GenerateOptions go = generate_options(*recipe, claims_for(*recipe), {});
+  int long_outages = 0, trying = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    const Scenario g = generate_scenario(seed, go);
+    trying += g.workload.try_percent > 0 ? 1 : 0;
+    for (const sim::Fault& f : g.faults) {
+      long_outages += f.kind == FaultKind::kServerRestart && f.server == 1 &&
+                              f.duration >= g.session_timeout
+                          ? 1
+                          : 0;
+    }
+  }
+  EXPECT_GT(long_outages, 10);
+  EXPECT_GT(trying, 20);
+}
+
 // ---- determinism -------------------------------------------------------------------------------
 
 // Running the same recipe and scenario twice gives the same history and the same event-log

@@ -44,6 +44,7 @@ std::string describe(const Scenario& s) {
       w.give_up_percent, w.long_hold_percent, w.max_leases, format_time(s.heal_at).c_str(),
       zk::to_string(s.liveness_bound).c_str());
   std::string out = buf;
+  if (w.try_percent != 0) out += " try=" + std::to_string(w.try_percent) + "%";
   if (s.sequence_start) out += " sequence_start=" + std::to_string(*s.sequence_start);
   for (const Fault& f : s.faults) {
     out += "\n  fault at " + format_time(f.at) + ": " + sim::describe(f);

@@ -196,8 +196,17 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
   while (!workload->finished() && world->now() < limit && world->step()) {
   }
   out.finished = workload->finished();
-  // Settle: abandoned and crashed sessions expire on the server.
-  world->run_for(s.session_timeout * 2 + world->options().tick * 2);
+  // Settle: abandoned and crashed sessions expire on the server, within two timeouts of now or,
+  // when the leader was down after that, of its return (its outage defers every expiry: sessions
+  // get fresh timers when it is back).
+  const zk::Duration settle = s.session_timeout * 2 + world->options().tick * 2;
+  zk::Time settled = world->now() + settle;
+  for (const Fault& f : faults) {
+    if (f.kind == sim::FaultKind::kServerRestart && f.server == 1) {
+      settled = std::max(settled, f.at + f.duration + settle);
+    }
+  }
+  world->run_until(settled);
   out.end = world->now();
   out.tree.lock_dir = s.workload.lock_path;
   env.walk(s.workload.lock_path, [&](const sim::NodeView& n) {

@@ -166,10 +166,17 @@ zk::Task<void> Workload::client_main(Workload* w, uint32_t c) {
       e.state = lock->state();
       w->history_->add(std::move(e));
     }
+    const bool once = w->roll(c, o.try_percent);
     const zk::Time deadline =
-        w->roll(c, o.timed_percent) ? s->context().now() + o.acquire_timeout : zk::kNever;
-    w->history_->add(w->event(c, Type::kInvoke, Op::kAcquire));
-    zk::Result<recipes::Grant> r = co_await lock->acquire(deadline);
+        !once && w->roll(c, o.timed_percent) ? s->context().now() + o.acquire_timeout : zk::kNever;
+    Event invoke = w->event(c, Type::kInvoke, Op::kAcquire);
+    if (once) invoke.text = "try";
+    w->history_->add(std::move(invoke));
+    // Not `co_await (once ? a() : b())`: GCC 12 destroys a conditional's temporary Task twice
+    // inside co_await (recipes/README.md, coroutine pitfalls).
+    zk::Task<zk::Result<recipes::Grant>> acquiring =
+        once ? lock->try_acquire() : lock->acquire(deadline);
+    zk::Result<recipes::Grant> r = co_await std::move(acquiring);
     if (!r.ok()) {
       Event e = w->event(c, Type::kFail, Op::kAcquire);
       e.error = r.error;

@@ -65,6 +65,10 @@ struct WorkloadOptions {
   zk::Duration hold_min = zk::milliseconds(1);
   zk::Duration hold_max = zk::milliseconds(10);
   uint32_t timed_percent = 0;  // rounds that acquire with a deadline
+  // Rounds that try once without waiting for another holder (Lock::try_acquire): when the lock
+  // is held elsewhere the recipe must fail with kOperationTimeout and leave no node;
+  // timeout-cleanup judges it.
+  uint32_t try_percent = 0;
   zk::Duration acquire_timeout = zk::milliseconds(30);
   uint32_t reentrant_percent = 0;      // holds that re-acquire once (re-entrant recipes only)
   uint32_t stray_release_percent = 0;  // rounds that start with a release of an unheld lock

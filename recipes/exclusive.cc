@@ -34,7 +34,7 @@ zk::Task<zk::Status> ExclusiveLock::wait_for_delete(zk::Watch w, zk::Time deadli
   for (int i = 0; i < kMaxRetries; ++i) {
     // A watch armed by a reply that arrived after the session died never hears of the death.
     if (session_dead()) co_return zk::Status::failure(Error::kSessionExpired);
-    zk::Result<zk::WatchEvent> ev = co_await w.wait(deadline);
+    zk::Result<zk::WatchEvent> ev = co_await w.wait(wait_limit(deadline));
     if (!ev.ok()) {
       if (ev.error == Error::kNothing) co_return zk::Status{};  // never armed: race again
       co_return zk::Status::failure(ev.error);
@@ -162,7 +162,7 @@ zk::Task<zk::Result<Held>> ExclusiveLock::attempt_seed001(zk::Time deadline) {
     }
     // countDownLatch.await(): returns at once once the latch is open — and it stays open.
     for (int j = 0; !latch_open && j < kMaxRetries; ++j) {
-      zk::Result<zk::WatchEvent> ev = co_await listener.wait(deadline);
+      zk::Result<zk::WatchEvent> ev = co_await listener.wait(wait_limit(deadline));
       if (!ev.ok() && ev.error != Error::kNothing) co_return fail(ev.error);
       if (ev.ok() && ev.value.type == zk::EventType::kDeleted) {
         ++stats_.wakeups;

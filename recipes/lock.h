@@ -71,6 +71,13 @@ class Lock {
   // recipe could not recover. On success the grant carries the fencing token.
   virtual zk::Task<zk::Result<Grant>> acquire(zk::Time deadline = zk::kNever) = 0;
 
+  // Acquires only if no other holder must be waited for (Curator's acquire(0, ...)): the
+  // recipe's requests run to completion, and when it would have to wait it removes its node and
+  // fails with kOperationTimeout. Other errors as acquire(). The default calls acquire() with a
+  // deadline already past, which a recipe may treat as "give up before asking"; LockBase's
+  // recipes implement it (LockBase::wait_limit).
+  virtual zk::Task<zk::Result<Grant>> try_acquire() { co_return co_await acquire(zk::Time{}); }
+
   // Releases one hold. The last release deletes the recipe's node; a connection loss during
   // that delete is retried until done or the session is gone — the node is never forgotten.
   // Errors: kNothing when the caller does not hold the lock (release by a non-owner). A lost

@@ -70,6 +70,13 @@ zk::Task<zk::Result<Grant>> LockBase::acquire(zk::Time deadline) {
   co_return R{Error::kOk, Grant{held_.czxid.value, held_.path, hold_count_}};
 }
 
+zk::Task<zk::Result<Grant>> LockBase::try_acquire() {
+  trying_ = true;
+  zk::Result<Grant> r = co_await acquire(zk::kNever);
+  trying_ = false;
+  co_return r;
+}
+
 zk::Task<zk::Status> LockBase::release() {
   if (phase_ != Phase::kHeld) co_return zk::Status::failure(Error::kNothing);
   if (hold_count_ > 1) {

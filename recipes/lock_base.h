@@ -90,6 +90,7 @@ class LockBase : public Lock {
   LockBase& operator=(const LockBase&) = delete;
 
   zk::Task<zk::Result<Grant>> acquire(zk::Time deadline = zk::kNever) final;
+  zk::Task<zk::Result<Grant>> try_acquire() final;
   zk::Task<zk::Status> release() final;
   LockState state() const final;
   zk::Task<zk::Status> lost() final;
@@ -102,14 +103,21 @@ class LockBase : public Lock {
   const std::string& held_node() const { return held_.path; }
 
  protected:
-  // One fresh acquisition. On error the recipe has cleaned up its own node.
+  // One fresh acquisition. On error the recipe has cleaned up its own node. Every wait for
+  // another holder (a watch) waits until wait_limit(deadline), so that try_acquire() gives up
+  // instead of waiting; requests keep `deadline`.
   virtual zk::Task<zk::Result<Held>> attempt(zk::Time deadline) = 0;
+  // How long attempt() may wait for another holder: `deadline`, or during try_acquire() not at
+  // all (a time long past: the wait ends with kOperationTimeout at once).
+  zk::Time wait_limit(zk::Time deadline) const { return trying_ ? zk::Time{} : deadline; }
+  bool trying() const { return trying_; }
   // Gives up the node of a grant at the last release. The default deletes it, retrying through
   // ambiguous outcomes until done or the session is gone (remove_own).
   virtual zk::Task<zk::Status> drop(Held held);
 
   // Broken-variant hooks (the correct recipes leave them false).
   bool ignore_expiry_ = false;         // state() stays kHeld, lost() never fires (S7 broken)
+  bool trying_ = false;                // inside try_acquire()
   bool release_forgets_node_ = false;  // a delete that meets connection loss is not retried
   bool recheck_without_sync_ = false;  // re-checks after an ambiguous outcome skip the sync
 

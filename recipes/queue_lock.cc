@@ -143,7 +143,7 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
     if (session_dead()) co_return fail<Held>(Error::kSessionExpired);
     const zk::Time patience =
         flaws_.steal_after.us > 0 ? started + flaws_.steal_after : zk::kNever;
-    zk::Result<zk::WatchEvent> ev = co_await watch.wait(std::min(deadline, patience));
+    zk::Result<zk::WatchEvent> ev = co_await watch.wait(std::min(wait_limit(deadline), patience));
     if (!ev.ok() && ev.error == Error::kOperationTimeout && patience < deadline &&
         session().context().now() >= patience) {
       // Broken: "the holder must have died" — while its node is still live.
@@ -349,9 +349,15 @@ GatedSemaphore::GatedSemaphore(zk::Session& session, LockOptions options, std::s
               {}, "lease-") {}
 
 zk::Task<zk::Result<Held>> GatedSemaphore::attempt(zk::Time deadline) {
-  zk::Result<Grant> g = co_await gate_.acquire(deadline);
+  // A try takes the gate and the lease only if neither must be waited for.
+  // (Each Task is named before it is awaited: GCC 12 destroys a conditional's temporary twice
+  // inside co_await.)
+  zk::Task<zk::Result<Grant>> gating = trying() ? gate_.try_acquire() : gate_.acquire(deadline);
+  zk::Result<Grant> g = co_await std::move(gating);
   if (!g.ok()) co_return zk::Result<Held>::failure(g.error);
-  zk::Result<Grant> lease = co_await leases_.acquire(deadline);
+  zk::Task<zk::Result<Grant>> leasing =
+      trying() ? leases_.try_acquire() : leases_.acquire(deadline);
+  zk::Result<Grant> lease = co_await std::move(leasing);
   // Whatever the lease's outcome, the gate goes to the next contender.
   (void)co_await gate_.release();
   if (!lease.ok()) co_return zk::Result<Held>::failure(lease.error);

@@ -135,7 +135,8 @@ bool wanted(const CorpusOptions& o, const std::string& recipe) {
 // (with report->error) when the file could not be written.
 bool record_entry(const recipes::RecipeInfo& recipe, uint64_t seed, bool triaged,
                   const std::string& path, CorpusReport* report) {
-  const Trace t = record_trace(recipe, check_scenario(recipe, seed));
+  // A triaged seed keeps the scenario it failed in (GenerateOptions::later_draws).
+  const Trace t = record_trace(recipe, check_scenario(recipe, seed, {}, !triaged));
   CorpusEntry e{recipe.name, triaged, seed, "", t.event_count, t.history.size(),
                 verdict_summary(t), ""};
   if (triaged && t.violation() != nullptr) {

@@ -201,9 +201,11 @@ std::optional<uint64_t> first_failing_seed(const recipes::RecipeInfo& recipe, ui
 }
 
 properties::Scenario check_scenario(const recipes::RecipeInfo& recipe, uint64_t seed,
-                                    const std::set<sim::FaultKind>& allowed) {
-  return properties::generate_scenario(
-      seed, properties::generate_options(recipe, properties::claims_for(recipe), allowed));
+                                    const std::set<sim::FaultKind>& allowed, bool later_draws) {
+  properties::GenerateOptions o =
+      properties::generate_options(recipe, properties::claims_for(recipe), allowed);
+  o.later_draws = later_draws;
+  return properties::generate_scenario(seed, o);
 }
 
 std::string save_scenario_failure(const recipes::RecipeInfo& recipe, const properties::Scenario& s,

@@ -85,6 +85,7 @@ std::vector<Step> steps() {
           zero(&W::long_hold_percent),
           zero(&W::give_up_percent),
           zero(&W::timed_percent),
+          zero(&W::try_percent),
           standalone,
           no_local_expiry,
           no_wrap};

@@ -80,6 +80,7 @@ Json workload_to_json(const properties::WorkloadOptions& w) {
   j["hold_min_us"] = w.hold_min.us;
   j["hold_max_us"] = w.hold_max.us;
   j["timed_percent"] = w.timed_percent;
+  if (w.try_percent != 0) j["try_percent"] = w.try_percent;  // absent in older traces: 0
   j["acquire_timeout_us"] = w.acquire_timeout.us;
   j["reentrant_percent"] = w.reentrant_percent;
   j["stray_release_percent"] = w.stray_release_percent;
@@ -343,6 +344,7 @@ properties::WorkloadOptions workload_from_json(const Node& j) {
   w.hold_min = duration(j["hold_min_us"]);
   w.hold_max = duration(j["hold_max_us"]);
   w.timed_percent = percent(j["timed_percent"]);
+  if (j.json.contains("try_percent")) w.try_percent = percent(j["try_percent"]);
   w.acquire_timeout = duration(j["acquire_timeout_us"]);
   w.reentrant_percent = percent(j["reentrant_percent"]);
   w.stray_release_percent = percent(j["stray_release_percent"]);
