@@ -468,9 +468,21 @@ Verdict check_no_orphans(const History& h, const TreeSnapshot& tree) {
 Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lock_dir,
                         const History& h) {
   const Property p = Property::kHerdFree;
+  // Clients that abandoned a wait: an acquire that failed, or one that never completed (the
+  // client was cancelled or crashed in it).
   std::set<uint32_t> abandoned;
+  std::map<uint32_t, bool> open;  // client -> an acquire invoked and not completed
   for (const Event& e : h.events()) {
-    if (e.op == Op::kAcquire && e.type == Type::kFail) abandoned.insert(e.client);
+    if (e.op != Op::kAcquire) continue;
+    if (e.type == Type::kInvoke) {
+      open[e.client] = true;
+      continue;
+    }
+    open[e.client] = false;
+    if (e.type == Type::kFail) abandoned.insert(e.client);
+  }
+  for (const auto& [client, waiting] : open) {
+    if (waiting) abandoned.insert(client);
   }
   const uint32_t bound = 1 + static_cast<uint32_t>(abandoned.size());
   const std::string prefix = std::string(lock_dir) + "/";
@@ -632,9 +644,12 @@ Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_r
     for (uint64_t pos : changes) {
       if (inside(a, pos)) stimuli.push_back(pos);
     }
+    // So are the faults that hit the client (a cancellation starts its cleanup).
     const uint64_t end = a.done ? *a.done : h.size();
     for (uint64_t i = a.invoke + 1; i < end; ++i) {
-      if (h[i].client == inv.client && h[i].op == Op::kSession) stimuli.push_back(i + 1);
+      if (h[i].client == inv.client && (h[i].op == Op::kSession || h[i].op == Op::kFault)) {
+        stimuli.push_back(i + 1);
+      }
     }
     for (const ServerView::Activity* act : by_client[inv.client]) {
       if (inside(a, act->position) && act->kind != ServerView::Activity::Kind::kRequest) {

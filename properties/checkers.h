@@ -130,7 +130,8 @@ Verdict check_no_orphans(const History& h, const TreeSnapshot& tree);
 // A waiter that gives up (timeout, cancellation, a dead session) cannot take back the watch it
 // set on its predecessor (ZooKeeper 3.8 has no watch removal in the recipes' API), so a later
 // delete of that node also notifies it. The bound is therefore 1 + the number of clients whose
-// acquire failed in `h`; a recipe that watches the wrong node still exceeds it.
+// acquire failed in `h` or never completed (cancelled or crashed in it); a recipe that watches
+// the wrong node still exceeds it.
 Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lock_dir,
                         const History& h);
 Verdict check_reentrancy(const History& h);
@@ -140,7 +141,7 @@ Verdict check_reentrancy(const History& h);
 // for the start. A stimulus is something a waiter may react to: a watch notification to the
 // client, a node created or deleted under the lock's directory on any server (a follower's apply
 // changes what its clients read), a session event its client library reported, or its library
-// failing its outstanding requests. Reacting to one stimulus a correct waiter of any kind reads
+// failing its outstanding requests, or a fault that hit the client (a cancellation). Reacting to one stimulus a correct waiter of any kind reads
 // a thing once, and once more when a reply tells it the thing changed meanwhile (a re-list after
 // its predecessor vanished); reactions may come late (queued session events are handled one by
 // one), hence a budget that accumulates. A waiter that polls (re-lists or re-checks while

@@ -726,5 +726,36 @@ TEST(FencedSafety, NoFencingTokenIsNamedAsTheCause) {
   }
 }
 
+// A fault that hits the client (a cancellation starting its cleanup) is a stimulus too: one
+// request per cancellation passes; the same requests without the faults are polling.
+TEST(BoundedLoad, AFaultOnTheClientIsAStimulus) {
+  for (const bool faults : {true, false}) {
+    Builder b;
+    View v(b);
+    b.add(2, Type::kInvoke, Op::kAcquire);
+    for (int i = 0; i < 3; ++i) {
+      if (faults) b.info(2, Op::kFault, "cancel c2 client");
+      v.request(2, "sync /l/lock");
+    }
+    EXPECT_TRUE(check_bounded_load(b.h, v.v).ok == faults);
+  }
+}
+
+// A waiter cancelled or crashed in its acquire (no completion recorded) left its watch behind as
+// a failed one does: the herd bound allows its notification; without it the same is a herd.
+TEST(HerdFree, AWaiterThatNeverCompletedCountsAsAbandoned) {
+  const std::vector<HerdSample> herd = {{zk::Zxid{7}, "/l/lock-0000000000", 2, 1}};
+  Builder b;
+  b.acquire(1, 1);
+  b.add(3, Type::kInvoke, Op::kAcquire);
+  b.info(3, Op::kFault, "cancel c3 client");
+  b.info(3, Op::kCrash);
+  EXPECT_TRUE(check_herd_free(herd, "/l", b.h).ok);
+  Builder done;
+  done.acquire(1, 1);
+  done.acquire(3, 2);
+  EXPECT_FALSE(check_herd_free(herd, "/l", done.h).ok);
+}
+
 }  // namespace
 }  // namespace lockstep::properties

@@ -43,7 +43,11 @@ TEST_P(TriagedSeedTest, PassesEveryClaimedProperty) {
   const TriagedSeed& t = GetParam();
   const recipes::RecipeInfo* recipe = recipes::find_recipe(t.recipe);
   ASSERT_NE(recipe, nullptr) << t.recipe;
-  const SeedOutcome o = run_seed(*recipe, claims_for(*recipe), t.seed, {});
+  // The scenario the seed failed in (TriagedSeed::later_draws).
+  const Claims claims = claims_for(*recipe);
+  GenerateOptions go = generate_options(*recipe, claims, {});
+  go.later_draws = t.later_draws;
+  const SeedOutcome o = run_scenario(*recipe, claims, generate_scenario(t.seed, go));
   const Verdict* v = o.first_violation();
   EXPECT_EQ(v, nullptr) << t.recipe << " seed " << t.seed << " (" << t.cause
                         << "): " << (v != nullptr ? v->message : "");

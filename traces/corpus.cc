@@ -40,6 +40,9 @@ std::string_view take_word(std::string_view* rest) {
 std::string parse_row(std::string_view line, TriagedSeed* out) {
   const std::string_view recipe = take_word(&line);
   const std::string_view seed = take_word(&line);
+  std::string_view rest = line;
+  const bool later = take_word(&rest) == "later-draws";
+  if (later) line = rest;
   const std::string_view cause = trim(line);
   if (seed.empty() || cause.empty()) {
     return "want `recipe seed cause...`, got '" + std::string(recipe) + " " + std::string(seed) +
@@ -58,7 +61,7 @@ std::string parse_row(std::string_view line, TriagedSeed* out) {
     v = v * 10 + static_cast<uint64_t>(c - '0');
   }
   if (v == 0) return "seed 0 is not a seed (seeds start at 1)";
-  *out = TriagedSeed{std::string(recipe), v, std::string(cause)};
+  *out = TriagedSeed{std::string(recipe), v, std::string(cause), later};
   return {};
 }
 
@@ -103,7 +106,7 @@ std::optional<std::vector<TriagedSeed>> load_triaged_seeds(const std::string& pa
 }
 
 std::ostream& operator<<(std::ostream& out, const TriagedSeed& t) {
-  return out << t.recipe << " " << t.seed << " " << t.cause;
+  return out << t.recipe << " " << t.seed << (t.later_draws ? " later-draws " : " ") << t.cause;
 }
 
 std::string triaged_id(const TriagedSeed& t) {
@@ -134,9 +137,9 @@ bool wanted(const CorpusOptions& o, const std::string& recipe) {
 // Records `seed` of `recipe` and, unless it must pass and does not, saves it at `path`. False
 // (with report->error) when the file could not be written.
 bool record_entry(const recipes::RecipeInfo& recipe, uint64_t seed, bool triaged,
-                  const std::string& path, CorpusReport* report) {
+                  bool later_draws, const std::string& path, CorpusReport* report) {
   // A triaged seed keeps the scenario it failed in (GenerateOptions::later_draws).
-  const Trace t = record_trace(recipe, check_scenario(recipe, seed, {}, !triaged));
+  const Trace t = record_trace(recipe, check_scenario(recipe, seed, {}, later_draws));
   CorpusEntry e{recipe.name, triaged, seed, "", t.event_count, t.history.size(),
                 verdict_summary(t), ""};
   if (triaged && t.violation() != nullptr) {
@@ -184,7 +187,7 @@ CorpusReport regenerate_corpus(const CorpusOptions& o) {
       continue;
     }
     const std::string path = (fs::path(o.dir) / (file_stem(r.name) + ".json")).string();
-    if (!record_entry(r, *found, false, path, &report)) return report;
+    if (!record_entry(r, *found, false, true, path, &report)) return report;
   }
   bool any = false;
   for (const TriagedSeed& s : triaged) any = any || wanted(o, s.recipe);
@@ -196,7 +199,8 @@ CorpusReport regenerate_corpus(const CorpusOptions& o) {
   for (const TriagedSeed& s : triaged) {
     if (!wanted(o, s.recipe)) continue;
     const recipes::RecipeInfo* r = recipes::find_recipe(s.recipe);  // the manifest checked it
-    if (!record_entry(*r, s.seed, true, (triaged_dir / triaged_trace_name(s)).string(), &report)) {
+    if (!record_entry(*r, s.seed, true, s.later_draws,
+                      (triaged_dir / triaged_trace_name(s)).string(), &report)) {
       return report;
     }
   }

@@ -31,6 +31,9 @@ struct TriagedSeed {
   std::string recipe;
   uint64_t seed = 0;
   std::string cause;  // what made the correct recipe fail there ("sim: ...", "recipe: ...")
+  // Found in the sweep with GenerateOptions::later_draws (the row says `later-draws` after the
+  // seed); the other rows keep the scenario their seed derived before those draws.
+  bool later_draws = false;
 };
 
 // Under the corpus directory: the triaged traces' directory and, in it, the manifest's name.

@@ -96,7 +96,7 @@ std::string triaged_trace_problem(const std::string& path, const TriagedSeed& s)
   const recipes::RecipeInfo* r = recipes::find_recipe(s.recipe);
   if (r == nullptr) return "unknown recipe " + s.recipe;
   Trace derived = *t;
-  derived.scenario = check_scenario(*r, s.seed, {}, false);
+  derived.scenario = check_scenario(*r, s.seed, {}, s.later_draws);
   if (to_json_text(derived) != to_json_text(*t)) {
     return "its scenario is not the one seed " + std::to_string(s.seed) + " derives";
   }
@@ -208,12 +208,16 @@ TEST(Corpus, AnEditedTriagedTraceFailsTheCheck) {
 TEST(Corpus, TriagedManifestParsing) {
   std::string why;
   const auto ok =
-      parse_triaged_seeds("# c\n\nfair-mutex  12  sim: a cause\r\nelection 3 x\n", "SEEDS", &why);
+      parse_triaged_seeds("# c\n\nfair-mutex  12  sim: a cause\r\nelection 3 later-draws x\n",
+                          "SEEDS", &why);
   ASSERT_TRUE(ok.has_value()) << why;
   ASSERT_EQ(ok->size(), 2u);
   EXPECT_EQ((*ok)[0].recipe, "fair-mutex");
   EXPECT_EQ((*ok)[0].seed, 12u);
   EXPECT_EQ((*ok)[0].cause, "sim: a cause");
+  EXPECT_FALSE((*ok)[0].later_draws);
+  EXPECT_TRUE((*ok)[1].later_draws);
+  EXPECT_EQ((*ok)[1].cause, "x");
   EXPECT_EQ(triaged_trace_name((*ok)[0]), "fair-mutex-seed12.json");
   EXPECT_EQ(triaged_id((*ok)[0]), "fair_mutex_12");
   const std::vector<std::pair<std::string, std::string>> bad = {
@@ -222,6 +226,7 @@ TEST(Corpus, TriagedManifestParsing) {
       {"# c\nfair-mutex 1x x", "SEEDS:2: seed '1x' is not a number"},
       {"fair-mutex 0 x", "SEEDS:1: seed 0"},
       {"fair-mutex 5", "SEEDS:1: want `recipe seed cause...`"},
+      {"fair-mutex 5 later-draws", "SEEDS:1: want `recipe seed cause...`"},
       {"fair-mutex 5 x\nfair-mutex 5 y", "SEEDS:2: fair-mutex seed 5 is listed twice"},
   };
   for (const auto& [text, want] : bad) {

@@ -54,7 +54,8 @@ zk::Task<zk::Result<Held>> MyExclusiveLock::attempt(zk::Time deadline) {
       if (zk::is_session_fatal(e.error)) co_return zk::Result<Held>::failure(e.error);
       continue;  // connection loss: look again
     }
-    zk::Result<zk::WatchEvent> ev = co_await watch.wait(deadline);
+    // Wait for the holder only until wait_limit(): a try_acquire() gives up here.
+    zk::Result<zk::WatchEvent> ev = co_await watch.wait(wait_limit(deadline));
     if (ev.error == Error::kOperationTimeout || ev.error == Error::kCancelled) {
       co_return zk::Result<Held>::failure(ev.error);
     }
