@@ -843,4 +843,41 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
   return Verdict::pass(p);
 }
 
+Verdict check_error_contract(const History& h) {
+  const Property p = Property::kErrorContract;
+  using E = zk::Error;
+  for (const Event& e : h.events()) {
+    if (e.type == Type::kInvoke) continue;
+    if (e.text.rfind("exception: ", 0) == 0) {
+      return violation(p,
+                       client_name(e.client) + "'s " + to_string(e.op) + " threw at " +
+                           at_ref(e) + " (" + e.text +
+                           "): a recipe returns errors (recipes/lock.h), it does not throw",
+                       {e.index});
+    }
+    if (e.type != Type::kFail) continue;
+    std::vector<E> allowed;
+    switch (e.op) {
+      case Op::kAcquire:
+        allowed = {E::kOperationTimeout, E::kCancelled, E::kSessionExpired, E::kInvalidState,
+                   E::kConnectionLoss};
+        break;
+      case Op::kRelease:
+      case Op::kStrayRelease:
+        allowed = {E::kNothing, E::kCancelled, E::kSessionExpired, E::kInvalidState};
+        break;
+      default: continue;
+    }
+    if (std::find(allowed.begin(), allowed.end(), e.error) != allowed.end()) continue;
+    std::string list;
+    for (E a : allowed) list += (list.empty() ? "" : ", ") + std::string(zk::error_name(a));
+    return violation(p,
+                     client_name(e.client) + "'s " + to_string(e.op) + " failed with " +
+                         zk::error_name(e.error) + " at " + at_ref(e) + ", which its contract " +
+                         "does not list (" + list + ")",
+                     {e.index});
+  }
+  return Verdict::pass(p);
+}
+
 }  // namespace lockstep::properties

@@ -169,6 +169,13 @@ Verdict check_progress(const History& h, const ServerView& v, zk::Time heal_at,
 // earlier node is caught even when the earlier holder's belief is not.
 Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::Kind kind,
                                uint32_t max_holders);
+
+// Every failed operation failed with an error its contract (recipes/lock.h) lists: acquire with
+// kOperationTimeout, kCancelled, kSessionExpired, kInvalidState or kConnectionLoss; release
+// (and a stray release) with kNothing, kCancelled, kSessionExpired or kInvalidState. And no
+// operation threw: the workload records an exception out of the recipe as the operation's
+// failure with text "exception: <what>" (properties/workload.cc).
+Verdict check_error_contract(const History& h);
 // A probe taken while the session was disconnected is not judged (the node cannot be deleted
 // before the session reconnects; no-orphans and liveness judge whether it was, later).
 Verdict check_timeout_cleanup(const History& h);

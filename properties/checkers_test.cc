@@ -757,5 +757,37 @@ TEST(HerdFree, AWaiterThatNeverCompletedCountsAsAbandoned) {
   EXPECT_FALSE(check_herd_free(herd, "/l", done.h).ok);
 }
 
+// The errors each operation's contract lists pass; one it does not list, and an exception out
+// of the recipe, are each caught and named.
+TEST(ErrorContract, ListedErrorsPassOthersAndExceptionsAreCaught) {
+  Builder ok;
+  ok.add(1, Type::kInvoke, Op::kAcquire);
+  ok.fail(1, Op::kAcquire, zk::Error::kOperationTimeout);
+  ok.add(1, Type::kInvoke, Op::kStrayRelease);
+  ok.fail(1, Op::kStrayRelease, zk::Error::kNothing);
+  ok.add(2, Type::kInvoke, Op::kAcquire);
+  ok.fail(2, Op::kAcquire, zk::Error::kSessionExpired);
+  EXPECT_TRUE(check_error_contract(ok.h).ok);
+
+  Builder bad;
+  bad.add(1, Type::kInvoke, Op::kAcquire);
+  const uint64_t f = bad.fail(1, Op::kAcquire, zk::Error::kNodeExists);
+  Verdict v = check_error_contract(bad.h);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{f}));
+  EXPECT_NE(v.message.find("failed with ZNODEEXISTS"), std::string::npos) << v.message;
+
+  Builder threw;
+  threw.add(2, Type::kInvoke, Op::kAcquire);
+  Event e = threw.make(2, Type::kFail, Op::kAcquire);
+  e.error = zk::Error::kSystemError;
+  e.text = "exception: KeeperErrorCode = ConnectionLoss";
+  const uint64_t t = threw.h.add(std::move(e));
+  v = check_error_contract(threw.h);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{t}));
+  EXPECT_NE(v.message.find("c2's acquire threw"), std::string::npos) << v.message;
+}
+
 }  // namespace
 }  // namespace lockstep::properties

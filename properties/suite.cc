@@ -74,6 +74,7 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
         out.push_back(
             check_progress(run.history, run.server, run.heal_at, claims.nodes_per_acquire));
         break;
+      case Property::kErrorContract: out.push_back(check_error_contract(run.history)); break;
       case Property::kServerExclusion:
         if (!run.server.observed) break;
         out.push_back(check_server_exclusion(run.history, run.server, recipe.kind,

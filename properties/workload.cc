@@ -46,7 +46,31 @@ struct Workload::ClientState {
   bool in_hold = false;     // the main task sleeps in its hold (a loss cancels the sleep)
   bool finished = false;
   uint32_t reopens = 0;
+  std::string thrown;  // "exception: ..." once the recipe threw (the client then stops)
 };
+
+namespace {
+
+// Awaits one of the recipe's operations. An exception thrown out of the recipe (which must return
+// errors instead) becomes `fallback`, with "exception: <what>" in *thrown: the history records
+// it, error-contract judges it, and the client stops.
+template <class R>
+zk::Task<R> guarded(zk::Task<R> op, R fallback, std::string* thrown) {
+  try {
+    co_return co_await std::move(op);
+  } catch (const std::exception& e) {
+    *thrown = std::string("exception: ") + e.what();
+  } catch (...) {
+    *thrown = "exception: (not a std::exception)";
+  }
+  co_return fallback;
+}
+
+const zk::Status kThrownStatus = zk::Status::failure(zk::Error::kSystemError);
+const zk::Result<recipes::Grant> kThrownGrant =
+    zk::Result<recipes::Grant>::failure(zk::Error::kSystemError);
+
+}  // namespace
 
 Workload::Workload(WorkloadOptions options, recipes::LockFactory factory, Environment* env,
                    History* history)
@@ -160,11 +184,16 @@ zk::Task<void> Workload::client_main(Workload* w, uint32_t c) {
     Lock* lock = cs.lock.get();
     if (w->roll(c, o.stray_release_percent)) {
       w->history_->add(w->event(c, Type::kInvoke, Op::kStrayRelease));
-      const zk::Status st = co_await lock->release();
+      const zk::Status st = co_await guarded(lock->release(), kThrownStatus, &cs.thrown);
       Event e = w->event(c, st.ok() ? Type::kOk : Type::kFail, Op::kStrayRelease);
       e.error = st.error;
       e.state = lock->state();
+      e.text = cs.thrown;
       w->history_->add(std::move(e));
+      if (!cs.thrown.empty()) {
+        gave_up = true;
+        break;
+      }
     }
     const bool once = w->roll(c, o.try_percent);
     const zk::Time deadline =
@@ -176,12 +205,17 @@ zk::Task<void> Workload::client_main(Workload* w, uint32_t c) {
     // inside co_await (recipes/README.md, coroutine pitfalls).
     zk::Task<zk::Result<recipes::Grant>> acquiring =
         once ? lock->try_acquire() : lock->acquire(deadline);
-    zk::Result<recipes::Grant> r = co_await std::move(acquiring);
+    zk::Result<recipes::Grant> r = co_await guarded(std::move(acquiring), kThrownGrant, &cs.thrown);
     if (!r.ok()) {
       Event e = w->event(c, Type::kFail, Op::kAcquire);
       e.error = r.error;
       e.state = lock->state();
+      e.text = cs.thrown;
       w->history_->add(std::move(e));
+      if (!cs.thrown.empty()) {
+        gave_up = true;
+        break;
+      }
       if (r.error == zk::Error::kOperationTimeout || r.error == zk::Error::kCancelled) {
         std::vector<std::string> nodes;
         const zk::SessionId sid = s->id();
@@ -201,8 +235,14 @@ zk::Task<void> Workload::client_main(Workload* w, uint32_t c) {
       w->history_->add(std::move(e));
       co_await hold(w, c, std::move(r.value));
       if (cs.lost && w->roll(c, o.give_up_percent)) gave_up = true;
+      if (!cs.thrown.empty()) gave_up = true;
     }
-    if (gave_up) w->history_->add(w->event(c, Type::kInfo, Op::kGiveUp));
+    if (gave_up && cs.thrown.empty()) w->history_->add(w->event(c, Type::kInfo, Op::kGiveUp));
+  }
+  if (gave_up && !cs.thrown.empty()) {
+    Event e = w->event(c, Type::kInfo, Op::kGiveUp);
+    e.text = "the recipe threw";
+    w->history_->add(std::move(e));
   }
   if (!gave_up) w->history_->add(w->event(c, Type::kInfo, Op::kDone));
   cs.finished = true;
@@ -222,10 +262,12 @@ zk::Task<void> Workload::hold(Workload* w, uint32_t c, recipes::Grant grant) {
     Event inv = w->event(c, Type::kInvoke, Op::kRelease);
     inv.hold_count = depth;
     w->history_->add(std::move(inv));
-    const zk::Status st = co_await lock->release();
+    std::string* thrown = &w->clients_[c - 1]->thrown;
+    const zk::Status st = co_await guarded(lock->release(), kThrownStatus, thrown);
     Event done = w->event(c, st.ok() ? Type::kOk : Type::kFail, Op::kRelease);
     done.error = st.error;
     done.state = lock->state();
+    done.text = *thrown;
     w->history_->add(std::move(done));
     co_return st;
   };
@@ -237,12 +279,13 @@ zk::Task<void> Workload::hold(Workload* w, uint32_t c, recipes::Grant grant) {
   uint32_t depth = std::max<uint32_t>(1, grant.hold_count);
   if (!cs.lost && w->roll(c, o.reentrant_percent)) {
     w->history_->add(w->event(c, Type::kInvoke, Op::kAcquire));
-    zk::Result<recipes::Grant> again = co_await lock->acquire(zk::kNever);
+    zk::Result<recipes::Grant> again =
+        co_await guarded(lock->acquire(zk::kNever), kThrownGrant, &cs.thrown);
     Event e = w->event(c, again.ok() ? Type::kOk : Type::kFail, Op::kAcquire);
     e.error = again.error;
     e.token = again.value.fencing_token;
     e.hold_count = again.value.hold_count;
-    e.text = again.value.node;
+    e.text = again.ok() ? again.value.node : cs.thrown;
     e.state = lock->state();
     w->history_->add(std::move(e));
     if (again.ok()) {
@@ -284,8 +327,18 @@ zk::Task<void> Workload::session_watch(Workload* w, uint32_t c, zk::SessionEvent
 }
 
 zk::Task<void> Workload::lost_watch(Workload* w, uint32_t c, Lock* lock, uint64_t generation) {
-  const zk::Status st = co_await lock->lost();
   ClientState& cs = *w->clients_[c - 1];
+  std::string thrown;
+  const zk::Status st = co_await guarded(lock->lost(), kThrownStatus, &thrown);
+  if (!thrown.empty()) {
+    // lost() threw: recorded as a failed release would be, and the client stops using the lock.
+    Event e = w->event(c, Type::kFail, Op::kLost);
+    e.error = st.error;
+    e.text = thrown;
+    w->history_->add(std::move(e));
+    if (cs.thrown.empty()) cs.thrown = thrown;
+    co_return;
+  }
   if (!st.ok() || cs.generation != generation || !cs.believing) co_return;
   Event e = w->event(c, Type::kInfo, Op::kLost);
   e.state = lock->state();

@@ -7,11 +7,12 @@ namespace {
 constexpr const char* kPropertyNames[kPropertyCount] = {
     "mutual-exclusion", "fenced-safety", "fifo",       "liveness",
     "no-orphans",       "herd-free",     "reentrancy", "timeout-cleanup",
-    "bounded-load",     "progress",      "server-exclusion",
+    "bounded-load",     "progress",      "server-exclusion", "error-contract",
 };
 // Column headings of the check table, in Property order.
 constexpr const char* kPropertyColumns[kPropertyCount] = {
-    "mutex", "fenced", "fifo", "live", "orphan", "herd", "reent", "tmout", "load", "progr", "srvex"};
+    "mutex", "fenced", "fifo",  "live",  "orphan", "herd",
+    "reent", "tmout",  "load",  "progr", "srvex",  "errors"};
 
 }  // namespace
 

@@ -26,9 +26,11 @@ enum class Property : uint8_t {
   kServerExclusion,  // server level: a granted node that is still live is always among the
                      // granting positions of the live nodes (the lowest; the lowest N for a
                      // semaphore; no earlier writer for a reader), whatever the holders believe
+  kErrorContract,    // every operation fails only with an error its contract (recipes/lock.h)
+                     // lists, and no exception leaves the recipe
 };
-constexpr int kPropertyCount = 11;
-static_assert(static_cast<int>(Property::kServerExclusion) + 1 == kPropertyCount,
+constexpr int kPropertyCount = 12;
+static_assert(static_cast<int>(Property::kErrorContract) + 1 == kPropertyCount,
               "kPropertyCount counts every Property");
 
 const char* to_string(Property p);    // "mutual-exclusion", "fenced-safety", "fifo", ...

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 namespace lockstep::recipes {
@@ -77,6 +78,10 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
         continue;
       }
       if (ch.error == Error::kConnectionLoss) {
+        if (flaws_.throw_on_connection_loss) {
+          // Broken: the error escapes as an exception, and the node stays behind.
+          throw std::runtime_error("KeeperErrorCode = ConnectionLoss for " + dir());
+        }
         zk::Status w = co_await wait_connected(deadline);
         if (w.ok()) continue;
         co_return co_await give_up(*mine, w.error);

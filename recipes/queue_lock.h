@@ -60,6 +60,9 @@ struct QueueFlaws {
   bool restart_when_predecessor_gone = false;
   // A waiter that has waited this long takes the lock, assuming the holder died (0: never).
   zk::Duration steal_after{};
+  // A connection loss while listing is thrown to the caller as an exception (a Java recipe that
+  // lets KeeperException.ConnectionLossException out), instead of waiting for the reconnect.
+  bool throw_on_connection_loss = false;
 };
 
 class QueueLock : public LockBase {

@@ -22,7 +22,8 @@ std::set<Property> kind_promises(Kind kind) {
   std::set<Property> p{Property::kMutualExclusion, Property::kLiveness,
                        Property::kNoOrphans,       Property::kReentrancy,
                        Property::kTimeoutCleanup,  Property::kBoundedLoad,
-                       Property::kProgress,        Property::kServerExclusion};
+                       Property::kProgress,        Property::kServerExclusion,
+                       Property::kErrorContract};
   if (kind == Kind::kMutex || kind == Kind::kElection) p.insert(Property::kFencedSafety);
   return p;
 }
@@ -276,6 +277,14 @@ std::vector<RecipeInfo> build() {
             "S2, 000 002",
             queue("broken/restart-when-predecessor-gone", QueuePolicy::kMutex,
                   flaw(&QueueFlaws::restart_when_predecessor_gone)))));
+  r.push_back(caught(
+      {.caught_by = P::kErrorContract, .focus = {F::kConnectionLoss}},
+      entry("broken/throws-on-connection-loss", Kind::kMutex, bad,
+            "a connection loss while listing escapes acquire as an exception (a Java recipe "
+            "letting KeeperException out) instead of an error code after the reconnect",
+            "S2, 000 004",
+            queue("broken/throws-on-connection-loss", QueuePolicy::kMutex,
+                  flaw(&QueueFlaws::throw_on_connection_loss)))));
   QueueFlaws impatient;
   impatient.steal_after = zk::milliseconds(100);
   r.push_back(caught(

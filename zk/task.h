@@ -112,8 +112,16 @@ struct PromiseBase {
   void (*on_root_done)(void* arg) = nullptr;
   void* on_root_done_arg = nullptr;
 
+  // An exception thrown out of an awaited task is carried to its awaiter, which rethrows it
+  // from the co_await (so a caller can turn a recipe's exception into a verdict); one thrown out
+  // of a root task, which nobody awaits, aborts the process with a message.
+  std::exception_ptr exception;
+
   std::suspend_always initial_suspend() noexcept { return {}; }
-  void unhandled_exception() noexcept { escaped_exception(); }
+  void unhandled_exception() noexcept {
+    if (!continuation) escaped_exception();
+    exception = std::current_exception();
+  }
 
   static void* operator new(size_t n) { return allocate_frame(n); }
   static void operator delete(void* f, size_t n) { release_frame(f, n); }
@@ -147,14 +155,19 @@ struct TaskPromise : PromiseBase {
   void return_value(U&& v) {
     value.emplace(std::forward<U>(v));
   }
-  T take() { return std::move(*value); }
+  T take() {
+    if (exception) std::rethrow_exception(exception);
+    return std::move(*value);
+  }
 };
 
 template <>
 struct TaskPromise<void> : PromiseBase {
   Task<void> get_return_object() noexcept;
   void return_void() noexcept {}
-  void take() {}
+  void take() {
+    if (exception) std::rethrow_exception(exception);
+  }
 };
 
 }  // namespace detail

@@ -5,6 +5,8 @@
 
 #include <deque>
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "zk/context.h"
@@ -85,6 +87,34 @@ TEST(Task, NestedTasksReturnValuesThroughADeepChain) {
   EXPECT_EQ(result, -1) << "spawn must not run the task inline";
   ex.run();
   EXPECT_EQ(result, 2002);
+  EXPECT_EQ(ctx.live_tasks(), 0u);
+}
+
+Task<int> throws_after(int depth) {
+  if (depth == 0) throw std::runtime_error("from the bottom");
+  co_return co_await throws_after(depth - 1) + 1;
+}
+
+TEST(Task, AnExceptionReachesTheAwaiterThroughTheChain) {
+  // A task that throws hands the exception to its awaiter, which rethrows it from its co_await,
+  // through every level; the frames are freed and the catching task carries on.
+  ManualExecutor ex;
+  Context ctx(ex, 1);
+  std::string caught;
+  int after = 0;
+  ctx.spawn(
+      [](std::string* out, int* next) -> Task<void> {
+        try {
+          (void)co_await throws_after(5);
+        } catch (const std::runtime_error& e) {
+          *out = e.what();
+        }
+        *next = co_await add_one(1);
+      }(&caught, &after),
+      "catcher");
+  ex.run();
+  EXPECT_EQ(caught, "from the bottom");
+  EXPECT_EQ(after, 2);
   EXPECT_EQ(ctx.live_tasks(), 0u);
 }
 

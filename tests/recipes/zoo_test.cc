@@ -60,6 +60,7 @@ TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
                                               "broken/sort-by-name",
                                               "broken/sort-signed",
                                               "broken/steals-after-patience",
+                                              "broken/throws-on-connection-loss",
                                               "broken/timeout-leaves-node",
                                               "broken/watch-first"};
   std::vector<std::string> registered;
@@ -422,6 +423,51 @@ TEST(Zoo, StealsAfterPatienceTakesTheLockBesideAPausedHoldersLiveNode) {
     EXPECT_TRUE(a.holds());
     EXPECT_EQ(b.holds(), v == 0);
   }
+}
+
+// Acquires on `lock` and records how it ended: its error, or the message of an exception that
+// came out of it.
+zk::Task<void> acquire_catching(Lock* lock, std::string* out) {
+  try {
+    zk::Result<Grant> r = co_await lock->acquire();
+    *out = zk::error_name(r.error);
+  } catch (const std::exception& e) {
+    *out = std::string("exception: ") + e.what();
+  }
+}
+
+TEST(Zoo, ThrowsOnConnectionLossLetsAnExceptionOutOfAcquire) {
+  // broken/throws-on-connection-loss: b waits behind a; a releases, and b's connection drops at
+  // each moment of the next 4 ms (50 us steps), so in some of them while b's re-list is in
+  // flight: the error comes out of acquire as an exception. fair-mutex waits for the reconnect
+  // and acquires every time.
+  const char* names[] = {"broken/throws-on-connection-loss", "fair-mutex"};
+  int thrown[2] = {0, 0};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    for (int step = 0; step <= 80; ++step) {
+      Scenario s;
+      Party& a = s.join(names[v]);
+      Party& b = s.join(names[v]);
+      std::string outcome;
+      s.acquire_and_settle(a);
+      b.client->spawn(acquire_catching(b.lock.get(), &outcome), "acquire");
+      s.run_for(kSettle);
+      s.release(a);
+      s.run_for(zk::microseconds(50 * step));
+      s.inject(FaultKind::kConnectionLoss, 2);
+      s.run_for(kSettle);
+      if (outcome.rfind("exception: KeeperErrorCode = ConnectionLoss", 0) == 0) {
+        ++thrown[v];
+      } else {
+        EXPECT_EQ(outcome, "ZOK") << "step " << step;
+      }
+    }
+  }
+  std::printf("[throws-on-connection-loss] acquires that threw: broken=%d fair=%d of 81\n",
+              thrown[0], thrown[1]);
+  EXPECT_GT(thrown[0], 0);
+  EXPECT_EQ(thrown[1], 0);
 }
 
 }  // namespace
