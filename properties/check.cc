@@ -207,49 +207,43 @@ std::vector<std::string> save_traces(const std::vector<const recipes::RecipeInfo
   if (!save_trace || !o.save_traces) return errors;
   for (size_t i = 0; i < todo.size() && i < results->size(); ++i) {
     RecipeResult& r = (*results)[i];
+    // Saves `f` (its recipe, seed and the run's fault restriction filled in here) once per seed.
     std::set<uint64_t> tried;  // a seed that violates several properties is saved once
-    for (int k = 0; k < kPropertyCount; ++k) {
-      const PropertyResult& p = r.properties[k];
-      if (!p.seed || !tried.insert(*p.seed).second) continue;
-      FailingSeed f;
+    auto save = [&](FailingSeed f) {
+      if (!tried.insert(f.seed).second) return;
       f.recipe = todo[i];
-      f.seed = *p.seed;
-      f.faults = o.fault_restriction();
-      // A broken variant's trace keeps the property it must be caught by, when violated there.
-      f.property = static_cast<Property>(k);
-      if (r.must_violate && r.properties[static_cast<int>(*r.must_violate)].seed == p.seed) {
-        f.property = r.must_violate;
-      }
-      f.dir = o.trace_dir;
-      f.shrink = o.shrink_traces;
-      std::string error;
-      const std::string path = save_trace(f, &error);
-      if (path.empty()) {
-        errors.push_back("the trace of " + r.recipe + " seed " + std::to_string(*p.seed) +
-                         " was not saved: " + error);
-        continue;
-      }
-      r.traces[*p.seed] = path;
-    }
-    // The first demonstration of each property, as run (nothing is violated to shrink toward).
-    for (int k = 0; k < kPropertyCount; ++k) {
-      const PropertyResult& p = r.properties[k];
-      if (!p.demonstration_seed || !tried.insert(*p.demonstration_seed).second) continue;
-      FailingSeed f;
-      f.recipe = todo[i];
-      f.seed = *p.demonstration_seed;
       f.faults = o.fault_restriction();
       f.dir = o.trace_dir;
-      f.shrink = false;
-      f.demonstration = true;
       std::string error;
       const std::string path = save_trace(f, &error);
       if (path.empty()) {
         errors.push_back("the trace of " + r.recipe + " seed " + std::to_string(f.seed) +
                          " was not saved: " + error);
-        continue;
+        return;
       }
       r.traces[f.seed] = path;
+    };
+    for (int k = 0; k < kPropertyCount; ++k) {
+      const PropertyResult& p = r.properties[k];
+      if (!p.seed) continue;
+      FailingSeed f;
+      f.seed = *p.seed;
+      // A broken variant's trace keeps the property it must be caught by, when violated there.
+      f.property = static_cast<Property>(k);
+      if (r.must_violate && r.properties[static_cast<int>(*r.must_violate)].seed == p.seed) {
+        f.property = r.must_violate;
+      }
+      f.shrink = o.shrink_traces;
+      save(f);
+    }
+    // The first demonstration of each property, as run (nothing is violated to shrink toward).
+    for (const PropertyResult& p : r.properties) {
+      if (!p.demonstration_seed) continue;
+      FailingSeed f;
+      f.seed = *p.demonstration_seed;
+      f.shrink = false;
+      f.demonstration = true;
+      save(f);
     }
   }
   return errors;

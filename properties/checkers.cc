@@ -733,7 +733,6 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
     zk::Zxid czxid;
     uint32_t client = 0;
     Role role = Role::kExclusive;
-    uint64_t created_at = 0;  // position
   };
   std::map<std::string, Live> live;
   std::map<uint32_t, Role> acquiring;    // client -> role of its open acquire
@@ -804,7 +803,6 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
       Live l;
       l.czxid = n.zxid;
       l.client = n.client;
-      l.created_at = n.position;
       auto role = acquiring.find(n.client);
       if (role != acquiring.end()) {
         l.role = role->second;
@@ -860,11 +858,11 @@ Verdict check_error_contract(const History& h) {
     switch (e.op) {
       case Op::kAcquire:
         allowed = {E::kOperationTimeout, E::kCancelled, E::kSessionExpired, E::kInvalidState,
-                   E::kConnectionLoss};
+                   E::kClosing, E::kConnectionLoss};
         break;
       case Op::kRelease:
       case Op::kStrayRelease:
-        allowed = {E::kNothing, E::kCancelled, E::kSessionExpired, E::kInvalidState};
+        allowed = {E::kNothing, E::kCancelled, E::kSessionExpired, E::kInvalidState, E::kClosing};
         break;
       default: continue;
     }

@@ -171,8 +171,9 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
                                uint32_t max_holders);
 
 // Every failed operation failed with an error its contract (recipes/lock.h) lists: acquire with
-// kOperationTimeout, kCancelled, kSessionExpired, kInvalidState or kConnectionLoss; release
-// (and a stray release) with kNothing, kCancelled, kSessionExpired or kInvalidState. And no
+// kOperationTimeout, kCancelled, kConnectionLoss or a session-fatal code (kSessionExpired,
+// kInvalidState, kClosing); release (and a stray release) with kNothing, kCancelled or a
+// session-fatal code. And no
 // operation threw: the workload records an exception out of the recipe as the operation's
 // failure with text "exception: <what>" (properties/workload.cc).
 Verdict check_error_contract(const History& h);

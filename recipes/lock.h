@@ -67,8 +67,10 @@ class Lock {
 
   // Acquires, waiting until `deadline` at the latest. Errors: kOperationTimeout (deadline
   // passed; the recipe has removed its own node), kCancelled (the task was cancelled; node
-  // removed), kSessionExpired / kInvalidState (the session died), kConnectionLoss only if the
-  // recipe could not recover. On success the grant carries the fencing token.
+  // removed), kSessionExpired / kInvalidState / kClosing (the session died or was closed: the
+  // codes zk::is_session_fatal names), kConnectionLoss only if the recipe could not recover. On
+  // success the grant carries the fencing token. Nothing else, and no exception
+  // (error-contract judges both).
   virtual zk::Task<zk::Result<Grant>> acquire(zk::Time deadline = zk::kNever) = 0;
 
   // Acquires only if no other holder must be waited for (Curator's acquire(0, ...)): the
@@ -80,6 +82,7 @@ class Lock {
 
   // Releases one hold. The last release deletes the recipe's node; a connection loss during
   // that delete is retried until done or the session is gone — the node is never forgotten.
+  // Errors: kNothing (see below), kCancelled, and the session-fatal codes.
   // Errors: kNothing when the caller does not hold the lock (release by a non-owner). A lost
   // grant (kLost) is released with kOk: its node went with the session.
   virtual zk::Task<zk::Status> release() = 0;
