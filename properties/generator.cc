@@ -233,7 +233,7 @@ Scenario generate(Draws& d, const GenerateOptions& o) {
       if (real && k == FaultKind::kServerRestart) break;  // one restart per run: each costs seconds
     }
   }
-  if (!real && o.later_draws) {
+  if (!real && o.draw_era >= 1) {
     // Drawn last, so that every earlier draw of a seed stays what it was. Some rounds try once
     // without waiting; and a long outage the session survives: the leader restarts for longer
     // than the session timeout (every client's connection drops and its reconnects fail until
@@ -248,6 +248,9 @@ Scenario generate(Draws& d, const GenerateOptions& o) {
       f.duration = d.between(s.session_timeout, s.session_timeout * 2);
       s.faults.push_back(f);
     }
+  }
+  if (!real && o.draw_era >= 2) {
+    // Era 2, drawn after every era-1 draw.
   }
   std::stable_sort(s.faults.begin(), s.faults.end(),
                    [](const Fault& a, const Fault& b) { return a.at < b.at; });

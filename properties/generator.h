@@ -66,6 +66,11 @@ class PrngDraws final : public Draws {
 // client run on the wall clock, a JVM restart takes seconds).
 enum class Backend : uint8_t { kSimulator, kRealServer };
 
+// The eras of the seeded sweep's draws. 0: as first pinned. 1: rounds that try once without
+// waiting; a leader outage longer than the session timeout that sessions survive. 2: what issue
+// 17 added (in-client stalls, nodes deleted behind the clients, capacity changes).
+inline constexpr uint32_t kLatestDrawEra = 2;
+
 struct GenerateOptions {
   Backend backend = Backend::kSimulator;
   recipes::Kind kind = recipes::Kind::kMutex;
@@ -83,11 +88,10 @@ struct GenerateOptions {
   // Real server: hunt a lost wake-up (holds well beyond the liveness grace, so that a waiter
   // that sleeps while the lock has room is seen sleeping).
   bool hunt_lost_wakeup = false;
-  // Simulator: the draws added after the seeded sweep was first pinned, taken after every
-  // earlier one (rounds that try once without waiting; a leader outage longer than the session
-  // timeout that sessions survive). Off, a seed derives exactly the scenario it derived before
-  // them: the triaged corpus keeps the scenarios its seeds once failed in.
-  bool later_draws = true;
+  // Simulator: the sweep's draw era (kDrawEras). Each era's draws are taken after every earlier
+  // era's, so with an older era a seed derives exactly the scenario it derived then: the
+  // triaged corpus keeps the scenarios its seeds once failed in.
+  uint32_t draw_era = kLatestDrawEra;
 };
 
 // A scenario from `draws` and the options (the seed is the caller's to set).

@@ -417,7 +417,7 @@ TEST(TryOnce, FailsAtOnceAndLeavesNoNode) {
 // A leader outage longer than the session timeout: every client's connection drops and its
 // reconnects fail until the leader is back, then its session carries on (timers restart when
 // the leader returns, as on a real server): no client is told its session expired, and every
-// property holds. The seeded sweep draws such outages (GenerateOptions::later_draws).
+// property holds. The seeded sweep draws such outages (GenerateOptions::draw_era 1).
 TEST(LongOutage, SessionsSurviveALeaderRestartLongerThanTheirTimeout) {
   const RecipeInfo* recipe = recipes::find_recipe("fair-mutex");
   ASSERT_NE(recipe, nullptr);

@@ -43,10 +43,10 @@ TEST_P(TriagedSeedTest, PassesEveryClaimedProperty) {
   const TriagedSeed& t = GetParam();
   const recipes::RecipeInfo* recipe = recipes::find_recipe(t.recipe);
   ASSERT_NE(recipe, nullptr) << t.recipe;
-  // The scenario the seed failed in (TriagedSeed::later_draws).
+  // The scenario the seed failed in (TriagedSeed::draw_era).
   const Claims claims = claims_for(*recipe);
   GenerateOptions go = generate_options(*recipe, claims, {});
-  go.later_draws = t.later_draws;
+  go.draw_era = t.draw_era;
   const SeedOutcome o = run_scenario(*recipe, claims, generate_scenario(t.seed, go));
   const Verdict* v = o.first_violation();
   EXPECT_EQ(v, nullptr) << t.recipe << " seed " << t.seed << " (" << t.cause

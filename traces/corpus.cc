@@ -41,8 +41,19 @@ std::string parse_row(std::string_view line, TriagedSeed* out) {
   const std::string_view recipe = take_word(&line);
   const std::string_view seed = take_word(&line);
   std::string_view rest = line;
-  const bool later = take_word(&rest) == "later-draws";
-  if (later) line = rest;
+  const std::string_view era_word = take_word(&rest);
+  uint32_t era = 0;
+  if (era_word == "later-draws") {
+    era = 1;
+  } else if (era_word.size() == 5 && era_word.substr(0, 4) == "era-" && era_word[4] >= '0' &&
+             era_word[4] <= '9') {
+    era = static_cast<uint32_t>(era_word[4] - '0');
+    if (era > properties::kLatestDrawEra) {
+      return "draw era " + std::string(era_word) + " is newer than the sweep's latest (era-" +
+             std::to_string(properties::kLatestDrawEra) + ")";
+    }
+  }
+  if (era != 0) line = rest;
   const std::string_view cause = trim(line);
   if (seed.empty() || cause.empty()) {
     return "want `recipe seed cause...`, got '" + std::string(recipe) + " " + std::string(seed) +
@@ -61,7 +72,7 @@ std::string parse_row(std::string_view line, TriagedSeed* out) {
     v = v * 10 + static_cast<uint64_t>(c - '0');
   }
   if (v == 0) return "seed 0 is not a seed (seeds start at 1)";
-  *out = TriagedSeed{std::string(recipe), v, std::string(cause), later};
+  *out = TriagedSeed{std::string(recipe), v, std::string(cause), era};
   return {};
 }
 
@@ -106,7 +117,10 @@ std::optional<std::vector<TriagedSeed>> load_triaged_seeds(const std::string& pa
 }
 
 std::ostream& operator<<(std::ostream& out, const TriagedSeed& t) {
-  return out << t.recipe << " " << t.seed << (t.later_draws ? " later-draws " : " ") << t.cause;
+  out << t.recipe << " " << t.seed << " ";
+  if (t.draw_era == 1) out << "later-draws ";
+  if (t.draw_era >= 2) out << "era-" << t.draw_era << " ";
+  return out << t.cause;
 }
 
 std::string triaged_id(const TriagedSeed& t) {
@@ -137,9 +151,9 @@ bool wanted(const CorpusOptions& o, const std::string& recipe) {
 // Records `seed` of `recipe` and, unless it must pass and does not, saves it at `path`. False
 // (with report->error) when the file could not be written.
 bool record_entry(const recipes::RecipeInfo& recipe, uint64_t seed, bool triaged,
-                  bool later_draws, const std::string& path, CorpusReport* report) {
-  // A triaged seed keeps the scenario it failed in (GenerateOptions::later_draws).
-  const Trace t = record_trace(recipe, check_scenario(recipe, seed, {}, later_draws));
+                  uint32_t draw_era, const std::string& path, CorpusReport* report) {
+  // A triaged seed keeps the scenario it failed in (GenerateOptions::draw_era).
+  const Trace t = record_trace(recipe, check_scenario(recipe, seed, {}, draw_era));
   CorpusEntry e{recipe.name, triaged, seed, "", t.event_count, t.history.size(),
                 verdict_summary(t), ""};
   if (triaged && t.violation() != nullptr) {
@@ -187,7 +201,7 @@ CorpusReport regenerate_corpus(const CorpusOptions& o) {
       continue;
     }
     const std::string path = (fs::path(o.dir) / (file_stem(r.name) + ".json")).string();
-    if (!record_entry(r, *found, false, true, path, &report)) return report;
+    if (!record_entry(r, *found, false, properties::kLatestDrawEra, path, &report)) return report;
   }
   bool any = false;
   for (const TriagedSeed& s : triaged) any = any || wanted(o, s.recipe);
@@ -199,7 +213,7 @@ CorpusReport regenerate_corpus(const CorpusOptions& o) {
   for (const TriagedSeed& s : triaged) {
     if (!wanted(o, s.recipe)) continue;
     const recipes::RecipeInfo* r = recipes::find_recipe(s.recipe);  // the manifest checked it
-    if (!record_entry(*r, s.seed, true, s.later_draws,
+    if (!record_entry(*r, s.seed, true, s.draw_era,
                       (triaged_dir / triaged_trace_name(s)).string(), &report)) {
       return report;
     }

@@ -31,9 +31,10 @@ struct TriagedSeed {
   std::string recipe;
   uint64_t seed = 0;
   std::string cause;  // what made the correct recipe fail there ("sim: ...", "recipe: ...")
-  // Found in the sweep with GenerateOptions::later_draws (the row says `later-draws` after the
-  // seed); the other rows keep the scenario their seed derived before those draws.
-  bool later_draws = false;
+  // The sweep's draw era it was found in (GenerateOptions::draw_era): the row says `later-draws`
+  // (era 1) or `era-N` after the seed; a row that says neither was found in era 0. The seed
+  // keeps the scenario it derived then.
+  uint32_t draw_era = 0;
 };
 
 // Under the corpus directory: the triaged traces' directory and, in it, the manifest's name.

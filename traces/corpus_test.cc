@@ -96,7 +96,7 @@ std::string triaged_trace_problem(const std::string& path, const TriagedSeed& s)
   const recipes::RecipeInfo* r = recipes::find_recipe(s.recipe);
   if (r == nullptr) return "unknown recipe " + s.recipe;
   Trace derived = *t;
-  derived.scenario = check_scenario(*r, s.seed, {}, s.later_draws);
+  derived.scenario = check_scenario(*r, s.seed, {}, s.draw_era);
   if (to_json_text(derived) != to_json_text(*t)) {
     return "its scenario is not the one seed " + std::to_string(s.seed) + " derives";
   }
@@ -208,15 +208,17 @@ TEST(Corpus, AnEditedTriagedTraceFailsTheCheck) {
 TEST(Corpus, TriagedManifestParsing) {
   std::string why;
   const auto ok =
-      parse_triaged_seeds("# c\n\nfair-mutex  12  sim: a cause\r\nelection 3 later-draws x\n",
+      parse_triaged_seeds("# c\n\nfair-mutex  12  sim: a cause\r\nelection 3 later-draws x\nexclusive 4 era-2 y\n",
                           "SEEDS", &why);
   ASSERT_TRUE(ok.has_value()) << why;
-  ASSERT_EQ(ok->size(), 2u);
+  ASSERT_EQ(ok->size(), 3u);
   EXPECT_EQ((*ok)[0].recipe, "fair-mutex");
   EXPECT_EQ((*ok)[0].seed, 12u);
   EXPECT_EQ((*ok)[0].cause, "sim: a cause");
-  EXPECT_FALSE((*ok)[0].later_draws);
-  EXPECT_TRUE((*ok)[1].later_draws);
+  EXPECT_EQ((*ok)[0].draw_era, 0u);
+  EXPECT_EQ((*ok)[1].draw_era, 1u);
+  EXPECT_EQ((*ok)[2].draw_era, 2u);
+  EXPECT_EQ((*ok)[2].cause, "y");
   EXPECT_EQ((*ok)[1].cause, "x");
   EXPECT_EQ(triaged_trace_name((*ok)[0]), "fair-mutex-seed12.json");
   EXPECT_EQ(triaged_id((*ok)[0]), "fair_mutex_12");
@@ -227,6 +229,7 @@ TEST(Corpus, TriagedManifestParsing) {
       {"fair-mutex 0 x", "SEEDS:1: seed 0"},
       {"fair-mutex 5", "SEEDS:1: want `recipe seed cause...`"},
       {"fair-mutex 5 later-draws", "SEEDS:1: want `recipe seed cause...`"},
+      {"fair-mutex 5 era-9 x", "SEEDS:1: draw era era-9 is newer than the sweep's latest"},
       {"fair-mutex 5 x\nfair-mutex 5 y", "SEEDS:2: fair-mutex seed 5 is listed twice"},
   };
   for (const auto& [text, want] : bad) {

@@ -201,10 +201,10 @@ std::optional<uint64_t> first_failing_seed(const recipes::RecipeInfo& recipe, ui
 }
 
 properties::Scenario check_scenario(const recipes::RecipeInfo& recipe, uint64_t seed,
-                                    const std::set<sim::FaultKind>& allowed, bool later_draws) {
+                                    const std::set<sim::FaultKind>& allowed, uint32_t draw_era) {
   properties::GenerateOptions o =
       properties::generate_options(recipe, properties::claims_for(recipe), allowed);
-  o.later_draws = later_draws;
+  o.draw_era = draw_era;
   return properties::generate_scenario(seed, o);
 }
 

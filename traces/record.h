@@ -73,10 +73,10 @@ std::optional<uint64_t> first_failing_seed(const recipes::RecipeInfo& recipe, ui
 
 // The scenario `lockstep check` derives from `seed` for `recipe` (faults restricted to
 // `allowed` when not empty).
-// `later_draws` false: the scenario the seed derived before GenerateOptions::later_draws.
+// `draw_era`: the scenario the seed derived in that era of the sweep (GenerateOptions::draw_era).
 properties::Scenario check_scenario(const recipes::RecipeInfo& recipe, uint64_t seed,
                                     const std::set<sim::FaultKind>& allowed = {},
-                                    bool later_draws = true);
+                                    uint32_t draw_era = properties::kLatestDrawEra);
 
 // Records `s` for `recipe` and, when a property is violated, saves it under `dir`
 // (save_failure_trace). Returns the path, or "" when every property held or the file could not be
