@@ -841,6 +841,115 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
   return Verdict::pass(p);
 }
 
+Verdict check_no_leaked_watches(const History& h, const ServerView& v) {
+  const Property p = Property::kNoLeakedWatches;
+  // Clients that finished (or gave up) and did not crash: their recipe is no longer waiting.
+  std::map<uint32_t, uint64_t> finished;  // client -> the index of its done / give-up event
+  std::set<uint32_t> crashed;
+  for (const Event& e : h.events()) {
+    if (e.type != Type::kInfo) continue;
+    if (e.op == Op::kDone || e.op == Op::kGiveUp) finished.emplace(e.client, e.index);
+    if (e.op == Op::kCrash) crashed.insert(e.client);
+  }
+  for (const ServerView::WatchLeft& w : v.watches_at_end) {
+    if (w.children || w.exists || crashed.count(w.client) != 0) continue;
+    auto fin = finished.find(w.client);
+    if (fin == finished.end()) continue;
+    const std::optional<int32_t> seq = sequence_of(w.path);
+    if (!seq) continue;
+    // Handed out already: the node itself was created in the run, or a sibling at least as high.
+    const ServerView::NodeChange* used = nullptr;
+    for (const ServerView::NodeChange& c : v.nodes) {
+      if (!c.created || parent_dir(c.path) != parent_dir(w.path)) continue;
+      const std::optional<int32_t> s = sequence_of(c.path);
+      if (c.path == w.path || (s && *s >= *seq)) {
+        used = &c;
+        if (c.path == w.path) break;
+      }
+    }
+    if (used == nullptr) continue;
+    std::string why = used->path == w.path
+                          ? "that node existed in the run and was deleted"
+                          : "sequence " + std::to_string(*seq) + " was already handed out (" +
+                                used->path + " was created)";
+    return violation(p,
+                     client_name(w.client) + " finished (" + at_ref(h[fin->second]) +
+                         ") with a watch left on the server on " + w.path + ", which no longer " +
+                         "exists: " + why + ", and ZooKeeper never hands a sequence out twice, " +
+                         "so the watch can never fire (exists() on a node already gone arms a " +
+                         "creation watch)",
+                     {fin->second});
+  }
+  return Verdict::pass(p);
+}
+
+Verdict check_reported_state(const History& h, const ServerView& v, bool informed_only) {
+  const Property p = Property::kReportedState;
+  if (!v.observed) return Verdict::pass(p);
+  struct Live {
+    zk::Zxid czxid;
+    uint32_t client = 0;
+  };
+  std::map<std::string, Live> live;
+  std::set<uint32_t> told_dead;  // clients told their session expired or closed (until reopened)
+  size_t next_change = 0;
+  for (const Event& e : h.events()) {
+    if (e.op == Op::kSession && (e.session_state == zk::SessionState::kExpired ||
+                                 e.session_state == zk::SessionState::kClosed)) {
+      told_dead.insert(e.client);
+    }
+    if (e.op == Op::kReopen) told_dead.erase(e.client);
+    for (; next_change < v.nodes.size() && v.nodes[next_change].position <= e.index;
+         ++next_change) {
+      const ServerView::NodeChange& n = v.nodes[next_change];
+      if (n.server != 1) continue;
+      if (n.created) {
+        live[n.path] = Live{n.zxid, n.client};
+      } else {
+        live.erase(n.path);
+      }
+    }
+    if (e.op != Op::kReport || e.text != recipes::to_string(recipes::RecipeEvent::kLeader)) {
+      continue;
+    }
+    const std::string* mine = nullptr;
+    for (const auto& [path, n] : live) {
+      if (n.client == e.client && sequence_of(path) &&
+          (mine == nullptr || live.at(*mine).czxid < n.czxid)) {
+        mine = &path;
+      }
+    }
+    if (mine == nullptr) {
+      if (informed_only && told_dead.count(e.client) == 0) continue;  // as stale as its belief
+      return violation(p,
+                       client_name(e.client) + " announced leader at " + at_ref(e) +
+                           " while its session owned no live node under the lock",
+                       {e.index});
+    }
+    const Live& self = live.at(*mine);
+    std::vector<std::pair<zk::Zxid, const std::string*>> ahead;
+    for (const auto& [path, n] : live) {
+      if (path == *mine || n.client == 0 || parent_dir(path) != parent_dir(*mine) ||
+          !sequence_of(path) || n.czxid >= self.czxid) {
+        continue;
+      }
+      ahead.emplace_back(n.czxid, &path);
+    }
+    if (ahead.empty()) continue;
+    std::sort(ahead.begin(), ahead.end());
+    const Live& head = live.at(*ahead.front().second);
+    return violation(p,
+                     client_name(e.client) + " announced leader at " + at_ref(e) + " while " +
+                         std::to_string(ahead.size()) + " live node(s) were ahead of its " +
+                         *mine + " (zxid " + std::to_string(self.czxid.value) +
+                         ") in the server's queue, the first " + *ahead.front().second + " (" +
+                         client_name(head.client) + ", zxid " +
+                         std::to_string(head.czxid.value) + ")",
+                     {e.index});
+  }
+  return Verdict::pass(p);
+}
+
 Verdict check_error_contract(const History& h) {
   const Property p = Property::kErrorContract;
   using E = zk::Error;

@@ -96,9 +96,18 @@ struct ServerView {
     Kind kind = Kind::kRequest;
     std::string request;  // kRequest: its operation and path ("get_children /l")
   };
+  // A watch a server still held for a client at the end of the run (after the settle), for
+  // each client whose session was alive then.
+  struct WatchLeft {
+    uint32_t client = 0;
+    std::string path;
+    bool children = false;  // a get_children watch; otherwise exists or get_data
+    bool exists = false;    // the node existed on the leader at the end
+  };
   bool observed = false;
   std::vector<NodeChange> nodes;     // in the order the servers applied them
   std::vector<Activity> activity;    // in the order it happened
+  std::vector<WatchLeft> watches_at_end;
 };
 
 // `max_holders` is the semaphore's lease count (ignored for the other kinds). With
@@ -177,6 +186,27 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
 // operation threw: the workload records an exception out of the recipe as the operation's
 // failure with text "exception: <what>" (properties/workload.cc).
 Verdict check_error_contract(const History& h);
+// At the end of the run, no client that finished its rounds (or gave up) and did not crash has a
+// watch left on the server that can never fire: an exists or data watch on a missing node whose
+// name carries a sequence suffix the directory has already handed out (the node itself existed
+// in the run, or a sibling with a sequence at least as high was created). ZooKeeper never hands
+// a sequence out twice, so such a watch stays in the server's table for the session's life: an
+// exists() on a predecessor that is already gone arms exactly that creation watch. Watches of
+// clients still waiting, and watches that can fire (a live node, a directory's children, a
+// fixed name that may be created again) are not leaks.
+Verdict check_no_leaked_watches(const History& h, const ServerView& v);
+
+// Every "leader" announcement (Op::kReport, recipes/lock.h RecipeEvent) is true on the server at
+// the moment it is made: the announcing client's newest live node under the lock has no live
+// sequential node created before it beside it (the leader's server, in the order it applied the
+// changes). A latch that tells its listener "leader" on a hunch (its predecessor's delete, a
+// stale read) while another candidate is still at the head is caught even when its acquire is
+// right. With `informed_only` (scenarios with pauses or server-side expiry, as for
+// check_mutual_exclusion) an announcement by a client that owns no live node because the server
+// ended its session counts only once the client was told its session expired or closed: before
+// that, the announcement is as stale as the belief beside it, and as unavoidable.
+Verdict check_reported_state(const History& h, const ServerView& v, bool informed_only);
+
 // A probe taken while the session was disconnected is not judged (the node cannot be deleted
 // before the session reconnects; no-orphans and liveness judge whether it was, later).
 Verdict check_timeout_cleanup(const History& h);

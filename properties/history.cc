@@ -47,6 +47,7 @@ const char* to_string(Op op) {
     case Op::kCrash: return "crash";
     case Op::kFault: return "fault";
     case Op::kSession: return "session";
+    case Op::kReport: return "report";
   }
   return "?";
 }

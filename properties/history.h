@@ -47,6 +47,8 @@ enum class Op : uint8_t {
   kCrash,         // info: the client process died (its beliefs end with it)
   kFault,         // info: a planned fault took effect (`text` describes it)
   kSession,       // info: the client library reported a session state (`session_state`)
+  kReport,        // info: the recipe announced a state change (`text`: "leader", "not-leader";
+                  // recipes/lock.h RecipeEvent)
 };
 
 const char* to_string(Type t);

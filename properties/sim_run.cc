@@ -208,6 +208,14 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
   }
   world->run_until(settled);
   out.end = world->now();
+  for (uint32_t c = 1; c <= world->client_count(); ++c) {
+    const zk::SessionId id = world->client_id(c);
+    if (!id.valid() || !world->session_alive(id)) continue;
+    for (const sim::WatchView& wv : world->server_watches(id)) {
+      out.server.watches_at_end.push_back(ServerView::WatchLeft{
+          c, wv.path, wv.children, world->node_on(wv.server, wv.path).has_value()});
+    }
+  }
   out.tree.lock_dir = s.workload.lock_path;
   env.walk(s.workload.lock_path, [&](const sim::NodeView& n) {
     if (n.path == s.workload.lock_path) return;

@@ -19,6 +19,18 @@ const Verdict* SeedOutcome::verdict(Property p) const {
   return nullptr;
 }
 
+namespace {
+
+// Does the scenario hold a fault after which a holder cannot know at once that its session died?
+bool belief_faults(const Scenario& s) {
+  for (const sim::Fault& f : s.faults) {
+    if (breaks_belief(f.kind)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& claims,
                            const Scenario& s, const RunResult& run) {
   std::vector<Verdict> out;
@@ -27,8 +39,7 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
     if (!judged(p, claims, s)) continue;
     switch (p) {
       case Property::kMutualExclusion: {
-        bool informed = false;
-        for (const sim::Fault& f : s.faults) informed = informed || breaks_belief(f.kind);
+        const bool informed = belief_faults(s);
         Verdict v =
             check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases, informed);
         if (informed && v.ok) {
@@ -75,6 +86,14 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
             check_progress(run.history, run.server, run.heal_at, claims.nodes_per_acquire));
         break;
       case Property::kErrorContract: out.push_back(check_error_contract(run.history)); break;
+      case Property::kReportedState:
+        if (!run.server.observed) break;
+        out.push_back(check_reported_state(run.history, run.server, belief_faults(s)));
+        break;
+      case Property::kNoLeakedWatches:
+        if (!run.server.observed) break;
+        out.push_back(check_no_leaked_watches(run.history, run.server));
+        break;
       case Property::kServerExclusion:
         if (!run.server.observed) break;
         out.push_back(check_server_exclusion(run.history, run.server, recipe.kind,

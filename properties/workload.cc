@@ -99,6 +99,12 @@ bool Workload::renew_lock(uint32_t client) {
   lo.role = role_of(client);
   lo.max_leases = options_.max_leases;
   lo.client_name = "c" + std::to_string(client);
+  // The recipe's announcements go into the history as they are made (reported-state).
+  lo.report = [this, client](recipes::RecipeEvent re) {
+    Event e = event(client, Type::kInfo, Op::kReport);
+    e.text = recipes::to_string(re);
+    history_->add(std::move(e));
+  };
   cs.lock = factory_(env_->session(client), lo);
   return cs.lock != nullptr;
 }

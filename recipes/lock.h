@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -54,11 +55,23 @@ inline const char* to_string(Role r) {
   return "?";
 }
 
+// A state change a recipe announces to its application, as a leader latch calls its listener
+// ("isLeader" / "notLeader"). Recipes that announce say so in their registration; the workload
+// records each announcement in the history, and reported-state judges it against the server:
+// a client that announces kLeader must own a live node at the head of the queue then.
+enum class RecipeEvent : uint8_t { kLeader, kNotLeader };
+inline const char* to_string(RecipeEvent e) {
+  return e == RecipeEvent::kLeader ? "leader" : "not-leader";
+}
+
 struct LockOptions {
   std::string path;              // the lock's directory (e.g. "/locks/orders"); created if missing
   Role role = Role::kExclusive;  // kRead / kWrite for read/write locks
   uint32_t max_leases = 1;       // semaphores: how many holders at once
   std::string client_name;       // for node names and logs ("c3")
+  // Where the recipe announces its state changes (may be empty: nobody listens). Called on the
+  // session's executor, synchronously, at the moment the recipe decides.
+  std::function<void(RecipeEvent)> report;
 };
 
 class Lock {

@@ -28,6 +28,8 @@ LockBase::LockBase(zk::Session& session, LockOptions options, std::string recipe
 
 LockBase::~LockBase() { stop_monitor(Error::kNothing); }
 
+void LockBase::announce_leadership() { gw_->report = options_.report; }
+
 std::string LockBase::node_data() const { return options_.client_name; }
 
 std::string LockBase::attempt_tag() {
@@ -61,11 +63,13 @@ zk::Task<zk::Result<Grant>> LockBase::acquire(zk::Time deadline) {
   zk::Result<Held> r = co_await attempt(deadline);
   if (!r.ok()) {
     phase_ = Phase::kIdle;
+    announce(RecipeEvent::kNotLeader);
     co_return R::failure(r.error);
   }
   held_ = std::move(r.value);
   hold_count_ = 1;
   phase_ = Phase::kHeld;
+  announce(RecipeEvent::kLeader);
   start_monitor();
   co_return R{Error::kOk, Grant{held_.czxid.value, held_.path, hold_count_}};
 }
@@ -85,6 +89,7 @@ zk::Task<zk::Status> LockBase::release() {
   }
   phase_ = Phase::kReleasing;
   hold_count_ = 0;
+  announce(RecipeEvent::kNotLeader);
   stop_monitor(Error::kNothing);
   (void)co_await drop(held_);
   held_ = Held{};
@@ -165,6 +170,7 @@ zk::Task<void> LockBase::monitor(std::shared_ptr<detail::GrantWatch> gw, zk::Ses
         if (!gw->suspended) {
           gw->suspended = true;
           ++stats->monitor_transitions;
+          gw->announce(RecipeEvent::kNotLeader);
           gw->notify(Error::kOk);
         }
         break;
@@ -174,9 +180,11 @@ zk::Task<void> LockBase::monitor(std::shared_ptr<detail::GrantWatch> gw, zk::Ses
         if (e.ok() && e.value.ephemeral_owner == sid) {
           if (gw->suspended) ++stats->monitor_transitions;
           gw->suspended = false;
+          gw->announce(RecipeEvent::kLeader);
         } else if (e.ok() || e.error == Error::kNoNode || zk::is_session_fatal(e.error)) {
           gw->lost = true;
           ++stats->monitor_transitions;
+          gw->announce(RecipeEvent::kNotLeader);
           gw->notify(Error::kOk);
           co_return;
         }
@@ -187,6 +195,7 @@ zk::Task<void> LockBase::monitor(std::shared_ptr<detail::GrantWatch> gw, zk::Ses
       case zk::SessionState::kClosed:
         gw->lost = true;
         ++stats->monitor_transitions;
+        gw->announce(RecipeEvent::kNotLeader);
         gw->notify(Error::kOk);
         co_return;
     }

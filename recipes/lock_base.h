@@ -67,7 +67,17 @@ struct GrantWatch {
   bool suspended = false;   // the monitor saw kConnecting and has not re-verified the node
   bool lost = false;        // the monitor saw expiry, or the node gone after a reconnect
   std::vector<zk::Promise<zk::Status>> waiters;  // pending lost() calls
+  // Announcements (LockBase::announce_leadership): the listener, and what it was last told.
+  std::function<void(RecipeEvent)> report;
+  bool leader = false;
 
+  // Tells the listener of a change (nothing when it already knows).
+  void announce(RecipeEvent e) {
+    const bool lead = e == RecipeEvent::kLeader;
+    if (!report || lead == leader) return;
+    leader = lead;
+    report(e);
+  }
   void notify(zk::Error e) {
     std::vector<zk::Promise<zk::Status>> w;
     w.swap(waiters);
@@ -120,6 +130,14 @@ class LockBase : public Lock {
   bool trying_ = false;                // inside try_acquire()
   bool release_forgets_node_ = false;  // a delete that meets connection loss is not retried
   bool recheck_without_sync_ = false;  // re-checks after an ambiguous outcome skip the sync
+
+  // A recipe that announces leadership (LockOptions::report) calls this in its constructor:
+  // LockBase then announces kLeader at each grant and when the S7 monitor re-verifies the node
+  // after a reconnect, and kNotLeader when the grant is suspended, lost or released, or an
+  // acquire fails.
+  void announce_leadership();
+  // Announces `e` now (recipes that announce only; nothing when the listener already knows).
+  void announce(RecipeEvent e) { gw_->announce(e); }
 
   // ---- helpers for recipes ----
   zk::Session& session() { return session_; }

@@ -8,11 +8,12 @@ constexpr const char* kPropertyNames[kPropertyCount] = {
     "mutual-exclusion", "fenced-safety", "fifo",       "liveness",
     "no-orphans",       "herd-free",     "reentrancy", "timeout-cleanup",
     "bounded-load",     "progress",      "server-exclusion", "error-contract",
+    "no-leaked-watches", "reported-state",
 };
 // Column headings of the check table, in Property order.
 constexpr const char* kPropertyColumns[kPropertyCount] = {
     "mutex", "fenced", "fifo",  "live",  "orphan", "herd",
-    "reent", "tmout",  "load",  "progr", "srvex",  "errors"};
+    "reent", "tmout",  "load",  "progr", "srvex",  "errors", "watch", "report"};
 
 }  // namespace
 

@@ -28,9 +28,13 @@ enum class Property : uint8_t {
                      // semaphore; no earlier writer for a reader), whatever the holders believe
   kErrorContract,    // every operation fails only with an error its contract (recipes/lock.h)
                      // lists, and no exception leaves the recipe
+  kNoLeakedWatches,  // at quiescence no finished client has a watch left on the server that
+                     // can never fire (a creation watch on a sequential name already used)
+  kReportedState,    // a recipe that announces leadership (RecipeEvent) announces kLeader only
+                     // while the server's queue has its live node at the head
 };
-constexpr int kPropertyCount = 12;
-static_assert(static_cast<int>(Property::kErrorContract) + 1 == kPropertyCount,
+constexpr int kPropertyCount = 14;
+static_assert(static_cast<int>(Property::kReportedState) + 1 == kPropertyCount,
               "kPropertyCount counts every Property");
 
 const char* to_string(Property p);    // "mutual-exclusion", "fenced-safety", "fifo", ...

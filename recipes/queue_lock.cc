@@ -120,8 +120,17 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
       if (!reuse) {
         zk::Watch w;
         ++stats_.watches_armed;
-        zk::Result<zk::NodeData> g = co_await session().get_data(target, &w).until(deadline);
-        if (g.error == Error::kNoNode) {
+        Error got = Error::kOk;
+        if (flaws_.watch_with_exists) {
+          // Broken: exists() on a predecessor already gone arms a creation watch that can never
+          // fire (its sequential name is never handed out again): a watch leaked per miss.
+          zk::Result<zk::Stat> e = co_await session().exists(target, &w).until(deadline);
+          got = e.error;
+        } else {
+          zk::Result<zk::NodeData> g = co_await session().get_data(target, &w).until(deadline);
+          got = g.error;
+        }
+        if (got == Error::kNoNode) {
           ++stats_.predecessor_gone;
           if (flaws_.restart_when_predecessor_gone) {
             // Broken: start over, to the back of the queue.
@@ -131,13 +140,13 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
           }
           continue;
         }
-        if (!g.ok()) {
-          if (g.error == Error::kConnectionLoss) {
+        if (got != Error::kOk) {
+          if (got == Error::kConnectionLoss) {
             zk::Status cw = co_await wait_connected(deadline);
             if (cw.ok()) continue;
             co_return co_await give_up(*mine, cw.error);
           }
-          co_return co_await give_up(*mine, g.error);
+          co_return co_await give_up(*mine, got);
         }
         watch = w;
         watched = target;
@@ -167,6 +176,9 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
       continue;  // disconnected or reconnected: re-list (the armed watch is kept)
     }
     ++stats_.wakeups;
+    if (flaws_.announce_on_predecessor_delete && ev.value.type == zk::EventType::kDeleted) {
+      announce(RecipeEvent::kLeader);  // Broken: on a hunch, before the re-list
+    }
     if (flaws_.deletion_means_grant && !v.watch_children &&
         ev.value.type == zk::EventType::kDeleted) {
       // Broken: no re-list. A predecessor that gave up is not a released lock.
@@ -320,9 +332,11 @@ zk::Task<zk::Result<QueueLock::Node>> QueueLock::find_own(std::string prefix) {
 // ---- election ---------------------------------------------------------------------------------
 
 ElectionCandidate::ElectionCandidate(zk::Session& session, LockOptions options,
-                                     std::string recipe_name)
-    : QueueLock(session, std::move(options), std::move(recipe_name), QueuePolicy::kMutex, {},
-                "candidate-") {}
+                                     std::string recipe_name, QueueFlaws flaws)
+    : QueueLock(session, std::move(options), std::move(recipe_name), QueuePolicy::kMutex, flaws,
+                "candidate-") {
+  announce_leadership();
+}
 
 zk::Task<zk::Result<std::string>> ElectionCandidate::leader() {
   using R = zk::Result<std::string>;

@@ -63,6 +63,15 @@ struct QueueFlaws {
   // A connection loss while listing is thrown to the caller as an exception (a Java recipe that
   // lets KeeperException.ConnectionLossException out), instead of waiting for the reconnect.
   bool throw_on_connection_loss = false;
+  // The waiter watches its predecessor with exists() instead of get_data(): when the predecessor
+  // left between the list and the watch, exists() answers NoNode and arms a creation watch on a
+  // sequential name that is never handed out again. It re-lists like the correct recipe, so only
+  // the server's watch table shows it: one watch leaked per miss, for the session's life.
+  bool watch_with_exists = false;
+  // The waiter announces leadership (LockOptions::report) as soon as the node it watches is
+  // deleted, before it re-lists: a candidate ahead that gave up is not a leader that resigned.
+  // Its acquire still re-lists and waits, so only the announcement is wrong.
+  bool announce_on_predecessor_delete = false;
 };
 
 class QueueLock : public LockBase {
@@ -118,7 +127,9 @@ class QueueLock : public LockBase {
 // candidate is elected.
 class ElectionCandidate final : public QueueLock {
  public:
-  ElectionCandidate(zk::Session& session, LockOptions options, std::string recipe_name);
+  // Announces leadership to LockOptions::report (LockBase::announce_leadership).
+  ElectionCandidate(zk::Session& session, LockOptions options, std::string recipe_name,
+                    QueueFlaws flaws = {});
   // The current leader's client name, read from the lowest candidate node (kNoNode: none).
   zk::Task<zk::Result<std::string>> leader();
 };

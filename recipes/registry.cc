@@ -23,8 +23,9 @@ std::set<Property> kind_promises(Kind kind) {
                        Property::kNoOrphans,       Property::kReentrancy,
                        Property::kTimeoutCleanup,  Property::kBoundedLoad,
                        Property::kProgress,        Property::kServerExclusion,
-                       Property::kErrorContract};
+                       Property::kErrorContract,   Property::kNoLeakedWatches};
   if (kind == Kind::kMutex || kind == Kind::kElection) p.insert(Property::kFencedSafety);
+  if (kind == Kind::kElection) p.insert(Property::kReportedState);
   return p;
 }
 
@@ -285,6 +286,28 @@ std::vector<RecipeInfo> build() {
             "S2, 000 004",
             queue("broken/throws-on-connection-loss", QueuePolicy::kMutex,
                   flaw(&QueueFlaws::throw_on_connection_loss)))));
+  r.push_back(caught(
+      {.caught_by = P::kNoLeakedWatches, .min_clients = 3},
+      entry("broken/exists-watch-leak", Kind::kMutex, bad,
+            "a waiter watches its predecessor with exists() instead of getData(): when the "
+            "predecessor already left, exists() arms a creation watch on a sequential name that "
+            "is never created again (the leak Curator's LockInternals comment warns of)",
+            "003",
+            queue("broken/exists-watch-leak", QueuePolicy::kMutex,
+                  flaw(&QueueFlaws::watch_with_exists)))));
+  QueueFlaws hasty;
+  hasty.announce_on_predecessor_delete = true;
+  r.push_back(caught(
+      {.caught_by = P::kReportedState, .needs_timeouts = true, .min_clients = 3},
+      entry("broken/announces-on-delete", Kind::kElection, bad,
+            "a candidate tells its listener it is leader as soon as the candidate it watches is "
+            "deleted, before it re-lists: when that candidate gave up (a timeout), the leader "
+            "ahead of it still holds; the acquire itself re-lists and stays correct",
+            "S8, 004",
+            [hasty](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
+              return std::make_unique<ElectionCandidate>(s, o, "broken/announces-on-delete",
+                                                         hasty);
+            })));
   QueueFlaws impatient;
   impatient.steal_after = zk::milliseconds(100);
   r.push_back(caught(

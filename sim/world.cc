@@ -156,6 +156,20 @@ std::optional<NodeView> World::Impl::node_on(uint32_t server_id, std::string_vie
   return v;
 }
 
+std::vector<WatchView> World::Impl::server_watches(zk::SessionId session) const {
+  std::vector<WatchView> out;
+  for (const auto& s : servers_) {
+    for (const WatchTable* table : {&s->data_watches, &s->child_watches}) {
+      for (const auto& [path, sessions] : *table) {
+        if (sessions.count(session.value) != 0) {
+          out.push_back(WatchView{s->id, path, table == &s->child_watches});
+        }
+      }
+    }
+  }
+  return out;
+}
+
 void World::Impl::set_sequence_counter(std::string_view parent, int32_t next) {
   for (auto& s : servers_) s->tree.set_sequence_counter(parent, next);
 }
@@ -186,6 +200,9 @@ uint64_t World::events_executed() const { return impl_->events_executed(); }
 std::optional<NodeView> World::node(std::string_view path) const { return impl_->node_on(1, path); }
 std::optional<NodeView> World::node_on(uint32_t server, std::string_view path) const {
   return impl_->node_on(server, path);
+}
+std::vector<WatchView> World::server_watches(zk::SessionId session) const {
+  return impl_->server_watches(session);
 }
 bool World::session_alive(zk::SessionId id) const { return impl_->session_alive(id); }
 void World::set_sequence_counter(std::string_view parent, int32_t next) {

@@ -278,6 +278,13 @@ struct NodeView {
   std::vector<std::string> children;  // sorted by name (inspection only)
 };
 
+// A watch a server holds for a session (World::server_watches).
+struct WatchView {
+  uint32_t server = 1;    // the server holding it (the one the session is connected to)
+  std::string path;
+  bool children = false;  // a get_children watch; otherwise exists (either way) or get_data
+};
+
 // Instrumentation for checkers that judge what the server did rather than what clients
 // believed (properties/sim_run.cc records it): each server's node creations and deletions, each
 // request a client sends and each watch notification it receives, at the moment they happen.
@@ -361,6 +368,9 @@ class World {
   std::string divergence() const;
   // Inspection of server `server`'s (1-based) copy of the tree (a follower may lag).
   std::optional<NodeView> node_on(uint32_t server, std::string_view path) const;
+  // The watches the servers hold for `session` now, by server then path (none while it is not
+  // connected: a client library re-registers its watches when it reconnects).
+  std::vector<WatchView> server_watches(zk::SessionId session) const;
   // The last zxid the leader committed.
   zk::Zxid last_zxid() const;
   const std::vector<HerdRecord>& herd() const;

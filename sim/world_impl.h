@@ -51,6 +51,7 @@ class World::Impl final : public EventFilter {
   ClientImpl& client(uint32_t index) { return *clients_[index - 1]; }
   uint32_t client_count() const { return static_cast<uint32_t>(clients_.size()); }
   std::optional<NodeView> node_on(uint32_t server, std::string_view path) const;
+  std::vector<WatchView> server_watches(zk::SessionId session) const;
   void set_sequence_counter(std::string_view parent, int32_t next);
   bool session_alive(zk::SessionId id) const { return sessions_.count(id.value) != 0; }
   zk::Zxid last_zxid() const { return zxid_; }

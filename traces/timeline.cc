@@ -54,6 +54,7 @@ std::string history_label(const Event& e) {
     case Op::kCrash: return "CRASHED";
     case Op::kFault: return "FAULT " + e.text;
     case Op::kSession: return "session " + zk::to_string(e.session_state);
+    case Op::kReport: return "announces " + e.text;
   }
   return "?";
 }

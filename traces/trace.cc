@@ -408,7 +408,7 @@ Event history_event_from_json(const Node& j, uint32_t clients) {
   e.client = event_client(j["client"], clients);
   e.session = zk::SessionId{parse_hex64(j["session"])};
   e.type = parse_enum<properties::Type>(j["type"], 4, type_name, "history type");
-  e.op = parse_enum<properties::Op>(j["op"], static_cast<int>(properties::Op::kSession) + 1,
+  e.op = parse_enum<properties::Op>(j["op"], static_cast<int>(properties::Op::kReport) + 1,
                                     op_name, "history op");
   e.error = static_cast<zk::Error>(integer(j["error"], INT32_MIN, INT32_MAX));
   e.token = integer(j["token"], INT64_MIN, INT64_MAX);

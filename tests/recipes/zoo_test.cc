@@ -46,7 +46,9 @@ void expect_reader_beside_writer(Scenario& s, Party& w, Party& r) {
 
 TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
   // Guards the zoo: the variants this file exhibits are exactly the registry's broken entries.
-  const std::vector<std::string> exhibited = {"broken/ignores-expiry",
+  const std::vector<std::string> exhibited = {"broken/announces-on-delete",
+                                              "broken/exists-watch-leak",
+                                              "broken/ignores-expiry",
                                               "broken/no-id-in-name",
                                               "broken/no-relist",
                                               "broken/no-sync-recheck",
@@ -468,6 +470,77 @@ TEST(Zoo, ThrowsOnConnectionLossLetsAnExceptionOutOfAcquire) {
               thrown[0], thrown[1]);
   EXPECT_GT(thrown[0], 0);
   EXPECT_EQ(thrown[1], 0);
+}
+
+TEST(Zoo, ExistsWatchLeakLeavesACreationWatchThatCanNeverFire) {
+  // broken/exists-watch-leak: b waits behind a with a 20 ms timeout; c joins at each moment of
+  // the 2 ms before b gives up (20 us steps), so in some of them b's node goes between c's list
+  // and c's watch. exists() on it arms a creation watch on a sequential name that is never
+  // created again; fair-mutex's getData() arms nothing there. After everyone is done, count the
+  // runs in which the server still holds such a watch for c.
+  const char* names[] = {"broken/exists-watch-leak", "fair-mutex"};
+  int leaked[2] = {0, 0};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    for (int step = 0; step <= 100; ++step) {
+      Scenario s;
+      Party& a = s.join(names[v]);
+      Party& b = s.join(names[v]);
+      Party& c = s.join(names[v]);
+      s.acquire_and_settle(a);
+      s.acquire(b, milliseconds(20));
+      s.run_for(milliseconds(18) + zk::microseconds(20 * step));
+      s.acquire(c);
+      s.run_for(kSettle);
+      s.release_and_settle(a);
+      ASSERT_TRUE(c.acquired.done) << "step " << step;
+      EXPECT_TRUE(c.holds()) << "step " << step;
+      s.release_and_settle(c);
+      bool leak = false;
+      for (const sim::WatchView& w : s.world.server_watches(c.client->id())) {
+        leak = leak || (!w.children && !s.world.node(w.path).has_value());
+      }
+      leaked[v] += leak ? 1 : 0;
+    }
+  }
+  std::printf("[exists-watch-leak] runs leaving a watch on a gone node: broken=%d fair=%d of 101\n",
+              leaked[0], leaked[1]);
+  EXPECT_GT(leaked[0], 0);
+  EXPECT_EQ(leaked[1], 0);
+}
+
+TEST(Zoo, AnnouncesOnDeleteTellsItsListenerLeaderWhileTheLeaderHolds) {
+  // broken/announces-on-delete: c watches b, b times out and deletes its node; c announces
+  // "leader" at once while a still leads (its acquire re-lists and keeps waiting). The correct
+  // election announces only at the grant.
+  const char* names[] = {"broken/announces-on-delete", "election"};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    std::vector<std::pair<std::string, RecipeEvent>> told;  // outlives the locks that tell
+    Scenario s;
+    auto listening = [&told](const std::string& who) {
+      LockOptions o;
+      o.report = [&told, who](RecipeEvent e) { told.emplace_back(who, e); };
+      return o;
+    };
+    Party& a = s.join(names[v], listening("a"));
+    Party& b = s.join(names[v], listening("b"));
+    Party& c = s.join(names[v], listening("c"));
+    s.holder_and_two_waiters(a, b, c, milliseconds(100));
+    s.run_for(milliseconds(200));
+    EXPECT_TRUE(a.holds());
+    EXPECT_FALSE(c.holds()) << "the acquire itself stays correct";
+    const bool c_told_leader =
+        std::find(told.begin(), told.end(), std::make_pair(std::string("c"),
+                                                           RecipeEvent::kLeader)) != told.end();
+    EXPECT_EQ(c_told_leader, v == 0);
+    s.release_and_settle(a);
+    EXPECT_TRUE(c.holds());
+    auto last_to_c = std::find_if(told.rbegin(), told.rend(),
+                                  [](const auto& t) { return t.first == "c"; });
+    ASSERT_NE(last_to_c, told.rend());
+    EXPECT_EQ(last_to_c->second, RecipeEvent::kLeader);
+  }
 }
 
 }  // namespace
