@@ -343,8 +343,9 @@ const Command kExploreCommand = {
             {"clients", "N", "clients, 1..8 (default 2)"},
             {"rounds", "N", "rounds per client, 1..20 (default 2)"},
             {"faults", "LIST",
-             "comma-separated KIND[@MS][:cN], e.g. lost-reply@0:c1; MS after the workload's "
-             "start, default 0 (default none)"},
+             "comma-separated KIND[@MS][:cN][=TASK], e.g. lost-reply@0:c1 or "
+             "stall@0:c1=lock-monitor@after-check; MS after the workload's start, default 0; "
+             "TASK the task a stall holds or a cancel hits (default none)"},
             {"bound", "K",
              "exhaustive: at most K non-default choices, 0..8 (default 2); with sleep sets or "
              "--order-free only data choices count and event order is explored completely"},

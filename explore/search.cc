@@ -120,6 +120,12 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
   std::string_view kind = spec;
   std::string_view at_text;
   std::string_view client_text;
+  std::string_view task_text;
+  const size_t eq = kind.find('=');
+  if (eq != std::string_view::npos) {
+    task_text = kind.substr(eq + 1);
+    kind = kind.substr(0, eq);
+  }
   const size_t colon = kind.find(':');
   if (colon != std::string_view::npos) {
     client_text = kind.substr(colon + 1);
@@ -157,6 +163,14 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
   f.client = static_cast<uint32_t>(client);
   // One typical instance of the kind: the generator's parameters with nothing drawn.
   properties::fault_parameters(nullptr, properties::Backend::kSimulator, s, 0, {}, &f);
+  if (eq != std::string_view::npos) {
+    if (!zk::takes(f.kind, zk::kParamTask) || task_text.empty()) {
+      *error = "'" + std::string(spec) + "': =TASK names the task of a kind that takes one (" +
+               "stall, cancel), e.g. stall@5:c1=lock-monitor@after-check";
+      return false;
+    }
+    f.task = std::string(task_text);
+  }
   *out = f;
   return true;
 }

@@ -80,10 +80,11 @@ struct Scope {
 Scope make_scope(const recipes::RecipeInfo& recipe, uint32_t clients, uint32_t rounds,
                  std::vector<sim::Fault> faults, uint64_t seed = 1);
 
-// Parses one fault of a --faults list: "KIND[@MS][:cN]" with KIND a name of
+// Parses one fault of a --faults list: "KIND[@MS][:cN][=TASK]" with KIND a name of
 // properties::fault_name ("lost-reply", "connection-loss", ...), MS the milliseconds after the
-// workload's start (default 0: the first request), N the client (default 1). Durations, servers
-// and names are one typical instance of the kind (properties::fault_parameters with nothing
+// workload's start (default 0: the first request), N the client (default 1), TASK the task a
+// stall holds or a cancel hits ("lock-monitor", "client@POINT"). Durations, servers
+// and names are otherwise one typical instance of the kind (properties::fault_parameters with nothing
 // drawn: the generator's one place for them). False (and *error) on a bad spec.
 bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim::Fault* out,
                       std::string* error);

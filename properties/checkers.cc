@@ -892,6 +892,7 @@ Verdict check_reported_state(const History& h, const ServerView& v, bool informe
   };
   std::map<std::string, Live> live;
   std::set<uint32_t> told_dead;  // clients told their session expired or closed (until reopened)
+  std::set<uint32_t> released;   // clients whose last grant was released (until the next grant)
   size_t next_change = 0;
   for (const Event& e : h.events()) {
     if (e.op == Op::kSession && (e.session_state == zk::SessionState::kExpired ||
@@ -899,6 +900,10 @@ Verdict check_reported_state(const History& h, const ServerView& v, bool informe
       told_dead.insert(e.client);
     }
     if (e.op == Op::kReopen) told_dead.erase(e.client);
+    if (e.op == Op::kRelease && e.type == Type::kInvoke && e.hold_count == 1) {
+      released.insert(e.client);
+    }
+    if (e.op == Op::kAcquire && e.type == Type::kOk) released.erase(e.client);
     for (; next_change < v.nodes.size() && v.nodes[next_change].position <= e.index;
          ++next_change) {
       const ServerView::NodeChange& n = v.nodes[next_change];
@@ -920,10 +925,16 @@ Verdict check_reported_state(const History& h, const ServerView& v, bool informe
       }
     }
     if (mine == nullptr) {
-      if (informed_only && told_dead.count(e.client) == 0) continue;  // as stale as its belief
+      // As stale as its belief, unless it was told, or gave the node up itself.
+      if (informed_only && told_dead.count(e.client) == 0 && released.count(e.client) == 0) {
+        continue;
+      }
       return violation(p,
                        client_name(e.client) + " announced leader at " + at_ref(e) +
-                           " while its session owned no live node under the lock",
+                           " while its session owned no live node under the lock" +
+                           (released.count(e.client) != 0
+                                ? " (it had released its last grant: a stale announcement)"
+                                : ""),
                        {e.index});
     }
     const Live& self = live.at(*mine);

@@ -203,8 +203,9 @@ Verdict check_no_leaked_watches(const History& h, const ServerView& v);
 // stale read) while another candidate is still at the head is caught even when its acquire is
 // right. With `informed_only` (scenarios with pauses or server-side expiry, as for
 // check_mutual_exclusion) an announcement by a client that owns no live node because the server
-// ended its session counts only once the client was told its session expired or closed: before
-// that, the announcement is as stale as the belief beside it, and as unavoidable.
+// ended its session counts only once the client was told its session expired or closed, or had
+// released its last grant itself: before that, the announcement is as stale as the belief beside
+// it, and as unavoidable.
 Verdict check_reported_state(const History& h, const ServerView& v, bool informed_only);
 
 // A probe taken while the session was disconnected is not judged (the node cannot be deleted

@@ -36,6 +36,7 @@ Claims claims_for(const recipes::RecipeInfo& recipe) {
     c.needs_timeouts = e.needs_timeouts;
     c.needs_wrap = e.needs_wrap;
     c.min_clients = e.min_clients;
+    c.stall_task = e.stall_task;
   }
   return c;
 }
@@ -59,6 +60,7 @@ GenerateOptions generate_options(const recipes::RecipeInfo& recipe, const Claims
   o.force_timeouts = claims.needs_timeouts;
   o.wrap_percent = claims.needs_wrap ? 100 : 10;
   o.min_clients = claims.min_clients;
+  o.stall_task = claims.stall_task;
   // A broken variant is hunted with the faults that expose it; a correct recipe is tried
   // under every kind it claims.
   o.faults = claims.must_violate ? claims.focus : claims.survives;

@@ -33,6 +33,7 @@ struct Claims {
   bool reentrant = false;                // exercise re-entrant acquires
   std::optional<Property> must_violate;  // broken variants: the property that must catch it
   std::set<sim::FaultKind> focus;        // broken variants: faults that expose the bug
+  std::string stall_task;                // broken variants: the task a stall holds ("": any)
   bool needs_timeouts = false;           // broken variants: timed acquires expose the bug
   bool needs_wrap = false;               // broken variants: the sequence wrap exposes the bug
   uint32_t min_clients = 2;

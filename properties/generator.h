@@ -92,6 +92,8 @@ struct GenerateOptions {
   // era's, so with an older era a seed derives exactly the scenario it derived then: the
   // triaged corpus keeps the scenarios its seeds once failed in.
   uint32_t draw_era = kLatestDrawEra;
+  // Stalls hold this task of the client (a broken variant's Exposure::stall_task); "": drawn.
+  std::string stall_task;
 };
 
 // A scenario from `draws` and the options (the seed is the caller's to set).

@@ -87,7 +87,7 @@ TEST(Generator, SeededSweepIsPinned) {
   EXPECT_STREQ(hex, "0x3a6bf7811ce50bce");
   // Era 2 (issue 17: in-client stalls, nodes deleted behind the clients, capacity changes).
   std::snprintf(hex, sizeof hex, "0x%016" PRIx64, sweep_hash(2));
-  EXPECT_STREQ(hex, "0x3a6bf7811ce50bce");
+  EXPECT_STREQ(hex, "0xe55d1dd86e2dacf2");
 }
 
 // Every scenario meets the generator's contract, whoever draws: clients and rounds in range,
@@ -205,12 +205,12 @@ TEST(Generator, TypicalFaultsHaveTheirParameters) {
     fault_parameters(nullptr, Backend::kSimulator, s, 0, {}, &f);
     const bool lasts = k == sim::FaultKind::kPause || k == sim::FaultKind::kPartition ||
                        k == sim::FaultKind::kDelay || k == sim::FaultKind::kLaggingFollower ||
-                       k == sim::FaultKind::kServerRestart;
+                       k == sim::FaultKind::kServerRestart || k == sim::FaultKind::kStall;
     EXPECT_EQ(f.duration.us > 0, lasts) << fault_name(k);
     if (k == sim::FaultKind::kLaggingFollower) {
       EXPECT_EQ(f.server, 2u);
     }
-    if (k == sim::FaultKind::kCancel) {
+    if (k == sim::FaultKind::kCancel || k == sim::FaultKind::kStall) {
       EXPECT_EQ(f.task, "client");
     }
     if (k == sim::FaultKind::kForeignChild) {

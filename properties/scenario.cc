@@ -63,7 +63,11 @@ static Duration per_grant(const WorkloadOptions& w) {
 void finish_scenario(Scenario* s) {
   const WorkloadOptions& w = s->workload;
   zk::Time heal{};
-  for (const Fault& f : s->faults) heal = std::max(heal, f.at + f.duration);
+  for (const Fault& f : s->faults) {
+    // A stall may take hold until `duration` after it is armed, and then holds for `duration`.
+    const Duration lasts = f.kind == sim::FaultKind::kStall ? f.duration * 2 : f.duration;
+    heal = std::max(heal, f.at + lasts);
+  }
   s->heal_at = heal + zk::milliseconds(1);
   // A waiter may queue behind every other client's hold, and behind a dead session's expiry.
   const Duration per_client = per_grant(w);

@@ -22,9 +22,11 @@ const Verdict* SeedOutcome::verdict(Property p) const {
 namespace {
 
 // Does the scenario hold a fault after which a holder cannot know at once that its session died?
+// A pause or a server-side expiry; or a stall, which holds one of the holder's tasks (its lost()
+// listener, the recipe's grant monitor, its event thread) as a pause holds them all.
 bool belief_faults(const Scenario& s) {
   for (const sim::Fault& f : s.faults) {
-    if (breaks_belief(f.kind)) return true;
+    if (breaks_belief(f.kind) || f.kind == sim::FaultKind::kStall) return true;
   }
   return false;
 }

@@ -185,6 +185,46 @@ TEST_F(RealSessionTest, NodeEventsFireOnceAndBeforeALaterReply) {
   EXPECT_EQ(k.value.path, r);
 }
 
+// The contract's event dispatcher on the real client (zk/dispatcher.h): watch callbacks are
+// queued in the order the C client delivered the events (here: the order another session deleted
+// the nodes, not the order the callbacks were registered), and a callback blocked on a Condition
+// holds back every callback behind it until it is notified.
+TEST_F(RealSessionTest, DispatcherKeepsDeliveryOrderAndABlockedCallbackStallsTheRest) {
+  auto s = connect();
+  auto other = connect();
+  const std::string r = root(*s, "dispatch");
+  for (const char* n : {"/n1", "/n2"}) {
+    ASSERT_EQ(get(loop_, *s, s->create(r + n, "", CreateMode::kPersistent)).error, Error::kOk);
+  }
+  zk::Watch w1, w2;
+  ASSERT_EQ(get(loop_, *s, s->get_data(r + "/n1", &w1)).error, Error::kOk);
+  ASSERT_EQ(get(loop_, *s, s->get_data(r + "/n2", &w2)).error, Error::kOk);
+  zk::Dispatcher& d = s->dispatcher();
+  zk::Condition gate;
+  std::vector<std::string> ran;
+  d.post([&]() -> zk::Task<void> {
+    (void)co_await gate.wait();
+    ran.push_back("unblocked");
+  });
+  auto record = [&ran](zk::Result<zk::WatchEvent> ev) -> zk::Task<void> {
+    ran.push_back(ev.ok() ? ev.value.path : "error");
+    co_return;
+  };
+  d.on_watch(w1, record);
+  d.on_watch(w2, record);
+  ASSERT_EQ(get(loop_, *other, other->remove(r + "/n2")).error, Error::kOk);
+  ASSERT_EQ(get(loop_, *other, other->remove(r + "/n1")).error, Error::kOk);
+  // This read observes both deletes: both events are delivered, and queued behind the block.
+  ASSERT_EQ(get(loop_, *s, s->get_children(r)).error, Error::kOk);
+  EXPECT_TRUE(ran.empty());
+  EXPECT_TRUE(d.busy());
+  EXPECT_EQ(d.queued(), 2u);
+  gate.notify_all();
+  ASSERT_EQ(get(loop_, *s, s->sync(r)).error, Error::kOk);  // lets the event loop run them
+  EXPECT_EQ(ran, (std::vector<std::string>{"unblocked", r + "/n2", r + "/n1"}));
+  EXPECT_FALSE(d.busy());
+}
+
 // close() ends the session: subscribers and armed watches get kClosed, the session's
 // ephemerals are gone for another session, and every later call fails with kInvalidState.
 TEST_F(RealSessionTest, CloseDeletesEphemeralsAndEndsTheHandle) {

@@ -130,6 +130,12 @@ class LockBase : public Lock {
   bool trying_ = false;                // inside try_acquire()
   bool release_forgets_node_ = false;  // a delete that meets connection loss is not retried
   bool recheck_without_sync_ = false;  // re-checks after an ambiguous outcome skip the sync
+  // Leadership is announced by the grant monitor after its own check of the node, not at the
+  // grant, and without asking afterwards whether the grant it checked is still the current
+  // one: a release by the caller's task that lands between the check and the announcement (the
+  // monitor's task held at its "after-check" yield point) is not seen, and the monitor
+  // announces kLeader for a node already gone.
+  bool monitor_trusts_stale_check_ = false;
 
   // A recipe that announces leadership (LockOptions::report) calls this in its constructor:
   // LockBase then announces kLeader at each grant and when the S7 monitor re-verifies the node
@@ -173,7 +179,7 @@ class LockBase : public Lock {
   void stop_monitor(zk::Error why);
   static zk::Task<void> monitor(std::shared_ptr<detail::GrantWatch> gw, zk::Session* session,
                                 zk::SessionEvents events, std::string node, zk::SessionId sid,
-                                uint64_t generation, RecipeStats* stats);
+                                uint64_t generation, RecipeStats* stats, bool trust_stale);
 
   zk::Session& session_;
   LockOptions options_;

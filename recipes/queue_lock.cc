@@ -28,6 +28,29 @@ QueueLock::QueueLock(zk::Session& session, LockOptions options, std::string reci
       markers_(markers_of(policy_, marker_)) {
   ignore_expiry_ = flaws_.ignore_expiry;
   release_forgets_node_ = flaws_.release_forgets_node;
+  monitor_trusts_stale_check_ = flaws_.monitor_trusts_stale_check;
+  if (flaws_.block_event_thread) {
+    // A session listener on the event thread: it opens the gate when the client reconnects.
+    session.dispatcher().on_session(
+        session.subscribe(), [gate = reconnected_](zk::Result<zk::WatchEvent> ev) -> zk::Task<void> {
+          if (ev.ok() && ev.value.state == zk::SessionState::kConnected) gate->notify_all();
+          co_return;
+        });
+  }
+}
+
+void QueueLock::hand_to_event_thread(const zk::Watch& w, Inbox* inbox) {
+  *inbox = Inbox();  // a fresh one: what an older watch still delivers goes nowhere
+  const bool block = flaws_.block_event_thread;
+  session().dispatcher().on_watch(
+      w, [box = *inbox, block, gate = reconnected_](zk::Result<zk::WatchEvent> ev) -> zk::Task<void> {
+        if (block && ev.ok() && ev.value.type == zk::EventType::kSession &&
+            ev.value.state == zk::SessionState::kConnecting) {
+          // Broken: waits on the event thread for the event only this thread can deliver.
+          (void)co_await gate->wait();
+        }
+        box.post(ev);
+      });
 }
 
 std::string QueueLock::our_marker() const {
@@ -48,6 +71,7 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
   std::optional<Node> mine;
   zk::Watch watch;      // the watch we wait on; reused while still armed
   std::string watched;  // its path ("" for the child list)
+  Inbox inbox;          // wait_on_event_thread: the current watch's events, from its callback
   const bool children_policy = (policy_ == QueuePolicy::kNaive) ||
                                (policy_ == QueuePolicy::kSemaphore && !flaws_.watch_lease_ahead);
 
@@ -92,6 +116,7 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
       watch = child_watch;
       watched.clear();
       ++stats_.watches_armed;
+      if (flaws_.wait_on_event_thread) hand_to_event_thread(watch, &inbox);
     }
     std::vector<detail::ContenderView>& cs = contenders_;  // views into ch: used only here
     detail::parse_contender_views(ch.value.names, markers_, &cs);
@@ -150,6 +175,7 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
         }
         watch = w;
         watched = target;
+        if (flaws_.wait_on_event_thread) hand_to_event_thread(watch, &inbox);
       }
     }
 
@@ -157,7 +183,13 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
     if (session_dead()) co_return fail<Held>(Error::kSessionExpired);
     const zk::Time patience =
         flaws_.steal_after.us > 0 ? started + flaws_.steal_after : zk::kNever;
-    zk::Result<zk::WatchEvent> ev = co_await watch.wait(std::min(wait_limit(deadline), patience));
+    const zk::Time until = std::min(wait_limit(deadline), patience);
+    zk::Result<zk::WatchEvent> ev;
+    if (flaws_.wait_on_event_thread) {
+      ev = co_await inbox.next(until);  // what the watch callback passed on
+    } else {
+      ev = co_await watch.wait(until);
+    }
     if (!ev.ok() && ev.error == Error::kOperationTimeout && patience < deadline &&
         session().context().now() >= patience) {
       // Broken: "the holder must have died" — while its node is still live.

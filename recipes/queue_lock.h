@@ -72,6 +72,18 @@ struct QueueFlaws {
   // deleted, before it re-lists: a candidate ahead that gave up is not a leader that resigned.
   // Its acquire still re-lists and waits, so only the announcement is wrong.
   bool announce_on_predecessor_delete = false;
+  // Not a flaw: the waiter is woken by a watch callback on the client's event dispatcher
+  // (zk/dispatcher.h), the way a Java recipe's Watcher is, instead of awaiting the watch itself.
+  bool wait_on_event_thread = false;
+  // With wait_on_event_thread: the watch callback, told of a disconnect, waits on the event
+  // thread until a session listener on the same thread says the client reconnected (ZkClient's
+  // waitUntilConnected() called from a watcher). The listener's callback is queued behind the
+  // blocked one, so it never runs: the client's event thread is stuck for good, and the waiter
+  // never hears its predecessor go.
+  bool block_event_thread = false;
+  // LockBase::monitor_trusts_stale_check_: leadership is announced by the grant monitor after
+  // its own check, even when the caller released meanwhile (kLeader for a node gone).
+  bool monitor_trusts_stale_check = false;
 };
 
 class QueueLock : public LockBase {
@@ -112,8 +124,15 @@ class QueueLock : public LockBase {
   std::string our_marker() const;
   static std::vector<std::string> markers_of(QueuePolicy policy, const std::string& marker);
 
+  using Inbox = zk::Mailbox<zk::Result<zk::WatchEvent>>;
+  // wait_on_event_thread: registers `w`'s callback on the client's dispatcher, passing each of
+  // its events to a fresh *inbox.
+  void hand_to_event_thread(const zk::Watch& w, Inbox* inbox);
+
   QueuePolicy policy_;
   QueueFlaws flaws_;
+  // block_event_thread: opened by the session listener when the client reconnects.
+  std::shared_ptr<zk::Condition> reconnected_ = std::make_shared<zk::Condition>();
   std::string marker_;
   std::vector<std::string> markers_;  // markers_of(policy_, marker_)
   // Scratch for attempt()'s parsed queue, so its capacity is reused from one listing to the

@@ -120,6 +120,17 @@ std::vector<RecipeInfo> build() {
                      "Curator InterProcessMutex: ephemeral-sequential queue, watch the immediate "
                      "predecessor, re-entrant, timed, cancellable, id in the name",
                      "S2 S5 S6 S7 S9, 000 002 003 004", queue("fair-mutex", QueuePolicy::kMutex))));
+  // The same queue written the callback way: the waiter's watch callback runs on the client's
+  // event dispatcher and passes the event on (zk/dispatcher.h).
+  r.push_back(claiming(
+      {P::kFifo, P::kHerdFree},
+      entry("fair-mutex-callbacks", Kind::kMutex, ok,
+            "the fair mutex with its waits written as a Java Watcher: the predecessor's watch "
+            "callback runs on the client's ordered event thread and hands the event to the "
+            "waiting acquire, never blocking that thread",
+            "S2 S9, 000 003",
+            queue("fair-mutex-callbacks", QueuePolicy::kMutex,
+                  flaw(&QueueFlaws::wait_on_event_thread)))));
   // S3: fair, but every waiter watches the child list.
   r.push_back(claiming(
       {P::kFifo}, entry("naive-mutex", Kind::kMutex, ok,
@@ -295,6 +306,34 @@ std::vector<RecipeInfo> build() {
             "003",
             queue("broken/exists-watch-leak", QueuePolicy::kMutex,
                   flaw(&QueueFlaws::watch_with_exists)))));
+  QueueFlaws blocking;
+  blocking.wait_on_event_thread = true;
+  blocking.block_event_thread = true;
+  r.push_back(caught(
+      {.caught_by = P::kLiveness, .focus = {F::kConnectionLoss}},
+      entry("broken/blocks-event-thread", Kind::kMutex, bad,
+            "the waiter's watch callback, told of a disconnect, waits on the event thread until "
+            "a session listener on that same thread says it reconnected (waitUntilConnected() "
+            "in a Watcher): that listener is queued behind it, so the client's event thread is "
+            "stuck and the waiter never hears its predecessor go",
+            "S9, 000",
+            queue("broken/blocks-event-thread", QueuePolicy::kMutex, blocking))));
+  QueueFlaws trusting;
+  trusting.monitor_trusts_stale_check = true;
+  r.push_back(caught(
+      {.caught_by = P::kReportedState,
+       .focus = {F::kStall},
+       .stall_task = "lock-monitor@after-check"},
+      entry("broken/stale-monitor-announces", Kind::kElection, bad,
+            "leadership is announced from the background grant monitor after its own check of "
+            "the node (LeaderLatch's checkLeadership in a callback), without asking again "
+            "whether the caller resigned meanwhile: when that task is held after the check "
+            "while the caller's task releases, it announces leader for a node already deleted",
+            "S7 S8, 004",
+            [trusting](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
+              return std::make_unique<ElectionCandidate>(s, o, "broken/stale-monitor-announces",
+                                                         trusting);
+            })));
   QueueFlaws hasty;
   hasty.announce_on_predecessor_delete = true;
   r.push_back(caught(

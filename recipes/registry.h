@@ -55,6 +55,7 @@ struct Exposure {
   bool needs_timeouts = false;    // timed acquires expose it
   bool needs_wrap = false;        // the sequence counter's signed wrap exposes it
   uint32_t min_clients = 2;       // fewer clients cannot show it
+  std::string stall_task = {};    // with kStall in focus: the client task a stall holds
 };
 
 struct RecipeInfo {

@@ -40,10 +40,48 @@ uint32_t ClientImpl::server() const {
 
 // ---- executor ----
 
-void ClientImpl::schedule(std::coroutine_handle<> h) {
+void ClientImpl::schedule(std::coroutine_handle<> h) { schedule(h, nullptr); }
+
+void ClientImpl::schedule(std::coroutine_handle<> h, const zk::TaskContext* task) {
   if (crashed_) return;
   ++queued_resumes_;
-  w_.push(Event{now(), 0, EventTag::kResume, index_, reinterpret_cast<uintptr_t>(h.address()), 0});
+  Time at = now();
+  if (!stalls_.empty() && task != nullptr) {
+    for (auto it = stalls_.begin(); it != stalls_.end(); ++it) {
+      if (it->task != task->name) continue;
+      if (!it->point.empty() && (task->yield_point == nullptr || it->point != task->yield_point)) {
+        continue;
+      }
+      if (w_.choose(ChoiceKind::kStall, 2) == 0) continue;
+      at = at + it->hold;
+      w_.log(index_, "stall", task->id, static_cast<uint64_t>(it->hold.us), task->name, [&] {
+        return "task " + task->name +
+               (task->yield_point != nullptr ? std::string(" at ") + task->yield_point : "") +
+               " held for " + zk::to_string(it->hold);
+      });
+      stalls_.erase(it);
+      break;
+    }
+  }
+  w_.push(Event{at, 0, EventTag::kResume, index_, reinterpret_cast<uintptr_t>(h.address()), 0});
+}
+
+void ClientImpl::disarm_stall(const std::string& target) {
+  const size_t at = target.find('@');
+  const std::string task = target.substr(0, at);
+  const std::string point = at == std::string::npos ? std::string() : target.substr(at + 1);
+  for (auto it = stalls_.begin(); it != stalls_.end(); ++it) {
+    if (it->task == task && it->point == point) {
+      stalls_.erase(it);
+      return;
+    }
+  }
+}
+
+void ClientImpl::arm_stall(const std::string& target, Duration hold) {
+  const size_t at = target.find('@');
+  stalls_.push_back(Stall{target.substr(0, at),
+                          at == std::string::npos ? std::string() : target.substr(at + 1), hold});
 }
 
 zk::TimerId ClientImpl::start_timer(Time at, zk::TimerCallback* cb) {

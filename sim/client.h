@@ -76,6 +76,7 @@ class ClientImpl final : public Client, public zk::Executor {
   // zk::Executor
   Time now() const override;
   void schedule(std::coroutine_handle<> h) override;
+  void schedule(std::coroutine_handle<> h, const zk::TaskContext* task) override;
   zk::TimerId start_timer(Time at, zk::TimerCallback* cb) override;
   void cancel_timer(zk::TimerId id) override { timers_.erase(id); }
 
@@ -103,6 +104,12 @@ class ClientImpl final : public Client, public zk::Executor {
   void add_delay(Duration extra, Time until) { delays_.push_back({until, extra}); }
   void crash();
   bool cancel_task(const std::string& name);
+  // FaultKind::kStall: from now on, each resume of the task named `target` ("NAME", or
+  // "NAME@POINT" for its resumes from that explicit yield point) asks the scheduler whether to
+  // hold it there (ChoiceKind::kStall); the first yes delays that resume by `hold` and disarms.
+  void arm_stall(const std::string& target, Duration hold);
+  // The stall's window closed without it taking hold (a stall that took hold is gone already).
+  void disarm_stall(const std::string& target);
 
  private:
   using AnyPromise =
@@ -165,6 +172,12 @@ class ClientImpl final : public Client, public zk::Executor {
   Registry data_watches_, exist_watches_, child_watches_;
   std::vector<zk::SessionEvents> subscribers_;
   std::vector<zk::TaskHandle> named_tasks_;
+  struct Stall {
+    std::string task;
+    std::string point;  // "" = at any await
+    Duration hold{};
+  };
+  std::vector<Stall> stalls_;  // armed, not yet taken (arm_stall)
   std::vector<Delay> delays_;
   // Deletes this client was notified of that are newer than its last seen zxid: only those can
   // be notified again (a server it can still fail over to may not have applied them yet).

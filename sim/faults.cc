@@ -61,9 +61,10 @@ void World::Impl::start_fault(size_t index) {
     case FaultKind::kCrash: client(f.client).crash(); break;
     case FaultKind::kCloseSession: (void)client(f.client).close(); break;
     case FaultKind::kLoseNextRequest: client(f.client).fault_lose_next_request(); break;
+    case FaultKind::kStall: client(f.client).arm_stall(f.task, f.duration); break;
   }
   const bool timed = f.kind == FaultKind::kPause || f.kind == FaultKind::kPartition ||
-                     f.kind == FaultKind::kServerRestart;
+                     f.kind == FaultKind::kServerRestart || f.kind == FaultKind::kStall;
   if (timed) push(Event{now() + f.duration, 0, EventTag::kFaultEnd, 0, index, 0});
 }
 
@@ -78,6 +79,7 @@ void World::Impl::end_fault(size_t index) {
       if (!client(f.client).crashed()) client(f.client).set_partitioned(false);
       break;
     case FaultKind::kServerRestart: server_restart_end(f.server); break;
+    case FaultKind::kStall: client(f.client).disarm_stall(f.task); break;
     default: break;
   }
 }

@@ -75,6 +75,7 @@ const char* to_string(ChoiceKind k) {
     case ChoiceKind::kPingPhase: return "ping-phase";
     case ChoiceKind::kServer: return "server";
     case ChoiceKind::kChildOrder: return "child-order";
+    case ChoiceKind::kStall: return "stall";
     case ChoiceKind::kCount: return "count";
   }
   return "?";

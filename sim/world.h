@@ -41,6 +41,7 @@ enum class ChoiceKind : uint8_t {
   kPingPhase,         // how long before a heartbeat stopped its last ping went out
   kServer,            // which server a (re)connecting client picks
   kChildOrder,        // salt of a parent's hash-set child order (drawn once per world)
+  kStall,             // a `stall` fault is armed and its task resumes: 1 = hold it here
   kCount,
 };
 const char* to_string(ChoiceKind k);

@@ -65,7 +65,7 @@ TaskHandle Context::spawn(Task<void> task, std::string name) {
   h.promise().on_root_done_arg = root.get();
   root->frame = h;
   roots_.emplace(root->ctx.id, root);
-  executor_.schedule(h);
+  executor_.schedule(h, &root->ctx);
   return TaskHandle(root);
 }
 

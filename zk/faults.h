@@ -46,8 +46,9 @@ enum class FaultKind : uint8_t {
   kCrash,            // crash
   kCloseSession,     // close
   kLoseNextRequest,  // lost-request
+  kStall,            // stall
 };
-inline constexpr int kFaultKindCount = 14;
+inline constexpr int kFaultKindCount = 15;
 
 // Who a fault hits when it is not the indexed client or server: the real driver resolves these
 // when the fault takes effect (the simulator uses the indexes).
@@ -141,6 +142,12 @@ inline constexpr FaultDescriptor kFaultDescriptors[] = {
      "the client's next mutating request is lost on the way and the connection drops: the server "
      "never sees it (the differential tester's; the real side is fidelity/'s proxy)",
      kSimulator, kParamClient, false},
+    {FaultKind::kStall, "stall",
+     "for `duration`, one task of the client (its name in `task`; `NAME@POINT` only at that "
+     "explicit yield point) may be held at one of its resumes, for `duration`, while the "
+     "client's other tasks and its library run on; the scheduler chooses at which resume (a "
+     "choice point, so explore and PCT pick it)",
+     kSimulator, kParamClient | kParamTask | kParamDuration, true},
 };
 
 namespace detail {
@@ -159,7 +166,7 @@ constexpr bool fault_table_ok() {
 }  // namespace detail
 static_assert(detail::fault_table_ok(),
               "kFaultDescriptors: one entry per FaultKind, in enum order, with distinct names");
-static_assert(static_cast<int>(FaultKind::kLoseNextRequest) + 1 == kFaultKindCount,
+static_assert(static_cast<int>(FaultKind::kStall) + 1 == kFaultKindCount,
               "kFaultKindCount counts every FaultKind");
 
 // REQUIRES: k is a FaultKind enumerator.

@@ -29,10 +29,12 @@
 // Coroutines awaiting these futures resume on the session's context's executor.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "zk/context.h"
+#include "zk/dispatcher.h"
 #include "zk/error.h"
 #include "zk/types.h"
 #include "zk/wait.h"
@@ -84,6 +86,17 @@ class Session {
 
   // Closes the session: its ephemeral nodes are deleted. Later calls fail with kInvalidState.
   virtual Future<Status> close() = 0;
+
+  // This client handle's event dispatcher (zk/dispatcher.h): the one ordered thread its
+  // callbacks run on. Started on first use, on context(); it stays with the handle when an
+  // implementation replaces an expired session in place.
+  Dispatcher& dispatcher() {
+    if (!dispatcher_) dispatcher_ = std::make_unique<Dispatcher>(context());
+    return *dispatcher_;
+  }
+
+ private:
+  std::unique_ptr<Dispatcher> dispatcher_;
 };
 
 }  // namespace zk

@@ -46,6 +46,8 @@ class TimerCallback {
   ~TimerCallback() = default;
 };
 
+struct TaskContext;
+
 // The executor seam: the one place where coroutines of a client are resumed and timers kept.
 // Implemented by the simulator (virtual time, scheduler choices) and by the real client (one
 // event-loop thread). Single-threaded: every method is called on the executor's own thread.
@@ -55,6 +57,12 @@ class Executor {
   virtual Time now() const = 0;
   // Resumes `h` later, on this executor, at the current time.
   virtual void schedule(std::coroutine_handle<> h) = 0;
+  // The same, for a coroutine of root task `task` (nullptr: unknown). An executor that can
+  // hold one task while the others run (the simulator's stall fault) overrides this.
+  virtual void schedule(std::coroutine_handle<> h, const TaskContext* task) {
+    (void)task;
+    schedule(h);
+  }
   // Calls cb->on_timer() on this executor at `at` (or as soon after as possible) unless
   // cancelled first. Returns a nonzero id.
   virtual TimerId start_timer(Time at, TimerCallback* cb) = 0;
@@ -79,6 +87,7 @@ struct TaskContext {
   Executor* executor = nullptr;
   bool cancel_pending = false;          // cancel() arrived while not suspended
   Cancellable* suspended_on = nullptr;  // the cancellable await the task sits in, if any
+  const char* yield_point = nullptr;    // the explicit yield point it is resuming from, if any
 
   // Delivers one cancellation (see the header comment).
   void cancel() {
@@ -141,6 +150,29 @@ struct PromiseBase {
 };
 
 }  // namespace detail
+
+// An explicit yield point: `co_await zk::yield_point("after-list")` lets the client's other tasks
+// run before this one goes on, and names the place, so that a stall fault can hold the task
+// exactly there (sim: `stall` with task "NAME@after-list"). Between two statements that must not
+// be separated by another task's work, a recipe marks where it could be: the scheduler and the
+// faults then try it. It completes at once in effect (through the executor, like every resume).
+struct YieldPoint {
+  const char* name;
+  TaskContext* task = nullptr;
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  void await_suspend(std::coroutine_handle<P> h) {
+    task = h.promise().ctx;
+    LOCKSTEP_ASSERT(task != nullptr && task->executor != nullptr && "yield outside a task");
+    task->yield_point = name;
+    task->executor->schedule(h, task);
+  }
+  void await_resume() noexcept {
+    if (task != nullptr) task->yield_point = nullptr;
+  }
+};
+// REQUIRES: `name` outlives the await (a string literal).
+inline YieldPoint yield_point(const char* name) { return YieldPoint{name}; }
 
 template <class T = void>
 class [[nodiscard]] Task;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "zk/context.h"
+#include "zk/dispatcher.h"
 #include "zk/wait.h"
 #include "zk/watch.h"
 
@@ -265,6 +266,111 @@ TEST(Context, DestroyingTheContextDestroysSuspendedTasks) {
   }
   never.fulfil(Status{});  // must not resume the destroyed frame
   ex.drain_ready();
+}
+
+// ---- the event dispatcher (zk/dispatcher.h) ----
+
+WatchEvent node_event(const std::string& path) {
+  return WatchEvent{EventType::kDeleted, SessionState::kConnected, path, Zxid{}};
+}
+
+// Callbacks run in the order the library delivered their events, not the order they were
+// registered, one at a time; post() queues behind what is queued.
+TEST(Dispatcher, CallbacksRunInDeliveryOrder) {
+  ManualExecutor ex;
+  Context ctx(ex, 1);
+  Dispatcher d(ctx);
+  std::vector<std::string> ran;
+  Watch a = Watch::make("/a", WatchKind::kData);
+  Watch b = Watch::make("/b", WatchKind::kData);
+  a.set_armed(true);
+  b.set_armed(true);
+  auto record = [&ran](Result<WatchEvent> ev) -> Task<void> {
+    ran.push_back(ev.ok() ? ev.value.path : error_name(ev.error));
+    co_return;
+  };
+  d.on_watch(a, record);
+  d.on_watch(b, record);
+  Promise<Result<int>> reply;
+  d.on_complete<Result<int>>(reply.future(), [&ran](Result<int> r) -> Task<void> {
+    ran.push_back("reply " + std::to_string(r.value));
+    co_return;
+  });
+  b.deliver_session_event(SessionState::kConnecting);
+  b.deliver_node_event(node_event("/b"));
+  reply.fulfil(Result<int>{Error::kOk, 7});
+  a.deliver_node_event(node_event("/a"));
+  a.deliver_node_event(node_event("/a-again"));  // a fired watch is done
+  d.post([&ran]() -> Task<void> {
+    ran.push_back("posted");
+    co_return;
+  });
+  ex.run();
+  EXPECT_EQ(ran, (std::vector<std::string>{"/b", "/b", "reply 7", "/a", "posted"}));
+  EXPECT_EQ(d.completed(), 5u);
+}
+
+// A callback that blocks on a Condition stalls every callback behind it, session events included,
+// until it is notified (here by a task outside the dispatcher, 10 ms later).
+TEST(Dispatcher, ABlockedCallbackStallsTheRest) {
+  ManualExecutor ex;
+  Context ctx(ex, 1);
+  Dispatcher d(ctx);
+  Condition cond;
+  std::vector<std::pair<std::string, int64_t>> ran;
+  d.post([&]() -> Task<void> {
+    Status s = co_await cond.wait();
+    ran.emplace_back(s.ok() ? "woken" : "timeout", ctx.now().us);
+  });
+  Mailbox<Result<WatchEvent>> events;
+  d.on_session(events, [&](Result<WatchEvent> ev) -> Task<void> {
+    ran.emplace_back(to_string(ev.value.state), ctx.now().us);
+    co_return;
+  });
+  events.post(Result<WatchEvent>{Error::kOk, WatchEvent{EventType::kSession,
+                                                       SessionState::kConnected, "", Zxid{}}});
+  ctx.spawn(
+      [](Context* c, Condition* cv) -> Task<void> {
+        (void)co_await c->sleep_for(milliseconds(10));
+        cv->notify_all();
+      }(&ctx, &cond),
+      "notifier");
+  ex.drain_ready();
+  EXPECT_TRUE(ran.empty());
+  EXPECT_TRUE(d.busy());
+  EXPECT_EQ(d.queued(), 1u) << "the session event waits behind the blocked callback";
+  ex.run();
+  ASSERT_EQ(ran.size(), 2u);
+  EXPECT_EQ(ran[0], std::make_pair(std::string("woken"), int64_t{10000}));
+  EXPECT_EQ(ran[1].first, "connected");
+  EXPECT_EQ(ran[1].second, 10000);
+}
+
+// A watch that did not arm gets one kNothing; a callback that throws is counted and the next
+// one runs; a Condition wait times out at its deadline.
+TEST(Dispatcher, UnarmedWatchThrowingCallbackAndTimedWait) {
+  ManualExecutor ex;
+  Context ctx(ex, 1);
+  Dispatcher d(ctx);
+  std::vector<std::string> ran;
+  Watch w = Watch::make("/x", WatchKind::kData);
+  d.on_watch(w, [&ran](Result<WatchEvent> ev) -> Task<void> {
+    ran.push_back(error_name(ev.error));
+    co_return;
+  });
+  d.post([]() -> Task<void> {
+    throw std::runtime_error("callback failed");
+    co_return;
+  });
+  Condition never;
+  d.post([&]() -> Task<void> {
+    Status s = co_await never.wait(ctx.now() + milliseconds(5));
+    ran.push_back(error_name(s.error));
+  });
+  ex.run();
+  EXPECT_EQ(ran, (std::vector<std::string>{"ZNOTHING", "ZOPERATIONTIMEOUT"}));
+  EXPECT_EQ(d.thrown(), 1u);
+  EXPECT_EQ(d.completed(), 3u);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "zk/invariant.h"
 #include <coroutine>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -34,14 +35,22 @@ class Waiter : public Cancellable, public TimerCallback {
   Waiter& operator=(const Waiter&) = delete;
   virtual ~Waiter() { detach(); }
 
-  bool parked() const { return static_cast<bool>(handle_); }
+  bool parked() const { return static_cast<bool>(handle_) || static_cast<bool>(sink_); }
+
+  // Parks a callback instead of a coroutine (the event dispatcher, zk/dispatcher.h): the next
+  // resume_waiter() calls it synchronously, from inside the delivery, once. It may only queue
+  // work; it runs in whatever the implementation was doing when it delivered.
+  void park_sink(std::function<void()> sink) {
+    LOCKSTEP_ASSERT(!handle_ && !sink_ && "two waiters on one state");
+    sink_ = std::move(sink);
+  }
 
   // Parks `h` (of task `task`) until resume_waiter(), a cancellation or the deadline.
   // Returns false, without parking, when a cancellation is pending: the await then completes
   // at once with kCancelled (abort() tells).
   bool park(std::coroutine_handle<> h, TaskContext* task, Time deadline) {
     LOCKSTEP_ASSERT(task != nullptr && task->executor != nullptr && "await outside a spawned task");
-    LOCKSTEP_ASSERT(!handle_ && "two coroutines awaiting one state");
+    LOCKSTEP_ASSERT(!handle_ && !sink_ && "two coroutines awaiting one state");
     abort_ = Error::kOk;
     if (task->take_cancel()) {
       abort_ = Error::kCancelled;
@@ -65,6 +74,7 @@ class Waiter : public Cancellable, public TimerCallback {
 
   // Detaches a parked coroutine without resuming it (its frame is going away).
   void detach() {
+    sink_ = nullptr;
     if (!handle_) return;
     if (timer_ != 0) exec_->cancel_timer(timer_);
     timer_ = 0;
@@ -75,13 +85,19 @@ class Waiter : public Cancellable, public TimerCallback {
 
   // Schedules the parked coroutine, if any, to resume on its executor.
   void resume_waiter() {
+    if (sink_) {
+      std::function<void()> sink = std::move(sink_);
+      sink_ = nullptr;
+      sink();
+      return;
+    }
     if (!handle_) return;
     if (timer_ != 0) exec_->cancel_timer(timer_);
     timer_ = 0;
     if (task_ != nullptr && task_->suspended_on == this) task_->suspended_on = nullptr;
     std::coroutine_handle<> h = std::exchange(handle_, {});
-    task_ = nullptr;
-    exec_->schedule(h);
+    const TaskContext* task = std::exchange(task_, nullptr);
+    exec_->schedule(h, task);
   }
 
   // kOk, or why the last await ended early (kCancelled, kOperationTimeout). Reading clears it.
@@ -103,6 +119,7 @@ class Waiter : public Cancellable, public TimerCallback {
   Executor* exec_ = nullptr;
   TimerId timer_ = 0;
   Error abort_ = Error::kOk;
+  std::function<void()> sink_;  // park_sink
 };
 
 // Awaiter shared by Future and Mailbox: `State` provides ready(), take() and is a Waiter.
@@ -177,6 +194,7 @@ struct MailboxState final : public Waiter {
 
 template <class T>
 class Promise;
+class Dispatcher;
 
 // The awaitable result of one operation. Move-only; awaited at most once.
 template <class T>
@@ -207,6 +225,7 @@ class [[nodiscard]] Future {
   }
 
  private:
+  friend class Dispatcher;  // parks a completion callback on the state
   std::shared_ptr<detail::FutureState<T>> s_;
 };
 
@@ -243,6 +262,7 @@ class Mailbox {
   }
 
  private:
+  friend class Dispatcher;  // parks a callback on the queue
   std::shared_ptr<detail::MailboxState<T>> s_;
 };
 

@@ -105,6 +105,7 @@ class Watch {
   }
 
  private:
+  friend class Dispatcher;  // parks a callback on the watch
   std::shared_ptr<detail::WatchState> s_;
 };
 

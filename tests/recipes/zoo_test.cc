@@ -44,9 +44,25 @@ void expect_reader_beside_writer(Scenario& s, Party& w, Party& r) {
   EXPECT_TRUE(s.rw_violation);
 }
 
+// What recipes announced (LockOptions::report), by party name, in order.
+using Told = std::vector<std::pair<std::string, RecipeEvent>>;
+
+// Options whose listener appends `who`'s announcements to *told (which outlives the lock).
+LockOptions listening(Told* told, const std::string& who) {
+  LockOptions o;
+  o.report = [told, who](RecipeEvent e) { told->emplace_back(who, e); };
+  return o;
+}
+
+// The last announcement to `who` (told.rend() when none).
+Told::const_reverse_iterator last_told(const Told& told, const std::string& who) {
+  return std::find_if(told.rbegin(), told.rend(), [&](const auto& t) { return t.first == who; });
+}
+
 TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
   // Guards the zoo: the variants this file exhibits are exactly the registry's broken entries.
   const std::vector<std::string> exhibited = {"broken/announces-on-delete",
+                                              "broken/blocks-event-thread",
                                               "broken/exists-watch-leak",
                                               "broken/ignores-expiry",
                                               "broken/no-id-in-name",
@@ -61,6 +77,7 @@ TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
                                               "broken/semaphore-watch-ahead",
                                               "broken/sort-by-name",
                                               "broken/sort-signed",
+                                              "broken/stale-monitor-announces",
                                               "broken/steals-after-patience",
                                               "broken/throws-on-connection-loss",
                                               "broken/timeout-leaves-node",
@@ -516,16 +533,11 @@ TEST(Zoo, AnnouncesOnDeleteTellsItsListenerLeaderWhileTheLeaderHolds) {
   const char* names[] = {"broken/announces-on-delete", "election"};
   for (int v = 0; v < 2; ++v) {
     SCOPED_TRACE(names[v]);
-    std::vector<std::pair<std::string, RecipeEvent>> told;  // outlives the locks that tell
+    Told told;  // outlives the locks that tell
     Scenario s;
-    auto listening = [&told](const std::string& who) {
-      LockOptions o;
-      o.report = [&told, who](RecipeEvent e) { told.emplace_back(who, e); };
-      return o;
-    };
-    Party& a = s.join(names[v], listening("a"));
-    Party& b = s.join(names[v], listening("b"));
-    Party& c = s.join(names[v], listening("c"));
+    Party& a = s.join(names[v], listening(&told, "a"));
+    Party& b = s.join(names[v], listening(&told, "b"));
+    Party& c = s.join(names[v], listening(&told, "c"));
     s.holder_and_two_waiters(a, b, c, milliseconds(100));
     s.run_for(milliseconds(200));
     EXPECT_TRUE(a.holds());
@@ -536,11 +548,89 @@ TEST(Zoo, AnnouncesOnDeleteTellsItsListenerLeaderWhileTheLeaderHolds) {
     EXPECT_EQ(c_told_leader, v == 0);
     s.release_and_settle(a);
     EXPECT_TRUE(c.holds());
-    auto last_to_c = std::find_if(told.rbegin(), told.rend(),
-                                  [](const auto& t) { return t.first == "c"; });
+    auto last_to_c = last_told(told, "c");
     ASSERT_NE(last_to_c, told.rend());
     EXPECT_EQ(last_to_c->second, RecipeEvent::kLeader);
   }
+}
+
+TEST(Zoo, BlocksEventThreadStallsEveryCallbackOfItsClient) {
+  // broken/blocks-event-thread: b waits behind a with its watch handed to the client's event
+  // thread; b's connection drops. The watch callback, told of the disconnect, waits on the event
+  // thread for the reconnect, whose listener callback is queued behind it: after a releases, b's
+  // node event waits behind the blocked callback too, and b never acquires. fair-mutex-callbacks,
+  // whose callback only hands the event on, acquires.
+  const char* names[] = {"broken/blocks-event-thread", "fair-mutex-callbacks"};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    Scenario s;
+    Party& a = s.join(names[v]);
+    Party& b = s.join(names[v]);
+    s.one_after_another(a, b);
+    ASSERT_TRUE(a.holds());
+    s.inject(FaultKind::kConnectionLoss, 2);
+    s.run_for(kSettle);
+    EXPECT_EQ(b.client->state(), zk::SessionState::kConnected) << "the library reconnected";
+    s.release_and_settle(a);
+    s.run_for(zk::seconds(2));
+    zk::Dispatcher& events = b.client->dispatcher();
+    if (v == 0) {
+      EXPECT_FALSE(b.acquired.done) << "b sleeps while the lock is free";
+      EXPECT_TRUE(events.busy()) << "its event thread is stuck in the watch callback";
+      EXPECT_GE(events.queued(), 2u) << "the reconnect and the predecessor's delete wait";
+    } else {
+      EXPECT_TRUE(b.acquired.done);
+      EXPECT_TRUE(b.holds());
+      EXPECT_FALSE(events.busy());
+      EXPECT_EQ(events.queued(), 0u);
+    }
+  }
+}
+
+TEST(Zoo, StaleMonitorAnnouncesLeaderAfterItsCallerResigned) {
+  // broken/stale-monitor-announces: a stall may hold a's grant monitor at its "after-check" yield
+  // point (between checking the node and announcing) for 300 ms; a's caller releases 10 ms after
+  // the grant and b becomes leader. Held there, the monitor then announces leader for a node
+  // long gone. Without the stall it announces at once, and the election announces at the grant:
+  // neither ends with a stale "leader". 20 worlds each (the scheduler chooses where a stall lands).
+  const char* names[] = {"broken/stale-monitor-announces", "election"};
+  int stale[2][2] = {{0, 0}, {0, 0}};  // [variant][stalled]
+  for (int v = 0; v < 2; ++v) {
+    for (int stalled = 0; stalled < 2; ++stalled) {
+      for (uint64_t seed = 1; seed <= 20; ++seed) {
+        SCOPED_TRACE(std::string(names[v]) + (stalled ? " stalled" : "") + " seed " +
+                     std::to_string(seed));
+        Told told;
+        sim::WorldOptions wo;
+        wo.seed = seed;
+        Scenario s(wo);
+        Party& a = s.join(names[v], listening(&told, "a"));
+        Party& b = s.join(names[v], listening(&told, "b"));
+        s.run_for(milliseconds(50));  // connected
+        if (stalled) {
+          s.inject(FaultKind::kStall, 1, milliseconds(300), "lock-monitor@after-check");
+        }
+        s.acquire(a);
+        s.run_for(milliseconds(10));
+        ASSERT_TRUE(a.holds());
+        s.release(a);
+        s.run_for(milliseconds(20));
+        s.acquire_and_settle(b);
+        s.run_for(milliseconds(600));
+        EXPECT_TRUE(b.holds());
+        auto last_to_a = last_told(told, "a");
+        ASSERT_NE(last_to_a, told.rend());
+        if (last_to_a->second == RecipeEvent::kLeader) ++stale[v][stalled];
+      }
+    }
+  }
+  std::printf("[stale-monitor-announces] stale 'leader' of 20: broken %d stalled, %d not; "
+              "election %d stalled, %d not\n",
+              stale[0][1], stale[0][0], stale[1][1], stale[1][0]);
+  EXPECT_GT(stale[0][1], 0);
+  EXPECT_EQ(stale[0][0], 0);
+  EXPECT_EQ(stale[1][1], 0);
+  EXPECT_EQ(stale[1][0], 0);
 }
 
 }  // namespace
