@@ -141,6 +141,15 @@ void fault_parameters(Draws* d, Backend backend, const Scenario& s, uint32_t ser
     case FaultKind::kForeignChild:
       f->path = s.workload.lock_path + "/foreign-" + std::to_string(serial);
       break;
+    case FaultKind::kSetCapacity: {
+      f->path = s.workload.capacity_path.empty() ? s.workload.lock_path + "-capacity"
+                                                 : s.workload.capacity_path;
+      // Half of them lower the count to one, where a recipe that does not obey is seen; the
+      // others anywhere from one to one above the starting count.
+      const int64_t top = static_cast<int64_t>(s.workload.max_leases) + 1;
+      f->count = d == nullptr || d->chance(1, 2) ? 1 : static_cast<uint32_t>(d->between(1, top));
+      break;
+    }
     default: break;
   }
 }
@@ -189,6 +198,7 @@ Scenario generate(Draws& d, const GenerateOptions& o) {
   // kind fires a skewed number of times.
   std::vector<FaultKind> enabled;
   for (FaultKind k : o.faults) {
+    if (k == FaultKind::kSetCapacity) continue;  // era 2's, drawn below
     if (o.focus.count(k) != 0 || d.chance(1, 2)) enabled.push_back(k);
   }
   if (real) {
@@ -250,7 +260,25 @@ Scenario generate(Draws& d, const GenerateOptions& o) {
     }
   }
   if (!real && o.draw_era >= 2) {
-    // Era 2, drawn after every era-1 draw.
+    // Era 2, drawn after every era-1 draw. Several caller tasks per client on one Lock.
+    if (o.shared_callers && (o.force_shared_callers || d.chance(1, 3))) {
+      w.callers = static_cast<uint32_t>(d.between(2, 3));
+    }
+    // A semaphore's capacity node, changed during the fault phase by an outside session.
+    const bool capacity_focus = o.focus.count(FaultKind::kSetCapacity) != 0;
+    if (o.capacity_node && o.kind == recipes::Kind::kSemaphore &&
+        o.faults.count(FaultKind::kSetCapacity) != 0 && (capacity_focus || d.chance(1, 2))) {
+      w.capacity_path = w.lock_path + "-capacity";
+      const uint64_t changes = 1 + d.below(3);
+      for (uint64_t i = 0; i < changes; ++i) {
+        Fault f;
+        f.kind = FaultKind::kSetCapacity;
+        f.at = zk::Time{} + d.between(milliseconds(1), phase);
+        f.client = 1;  // reads none; 1 keeps every fault's client in range
+        fault_parameters(&d, o.backend, s, serial++, o.focus, &f);
+        s.faults.push_back(f);
+      }
+    }
   }
   std::stable_sort(s.faults.begin(), s.faults.end(),
                    [](const Fault& a, const Fault& b) { return a.at < b.at; });

@@ -92,6 +92,13 @@ struct GenerateOptions {
   // era's, so with an older era a seed derives exactly the scenario it derived then: the
   // triaged corpus keeps the scenarios its seeds once failed in.
   uint32_t draw_era = kLatestDrawEra;
+  // Era 2. The recipe promises shared callers: a third of the scenarios (every one when
+  // forced: a broken variant that needs them) run 2..3 caller tasks per client on one Lock.
+  bool shared_callers = false;
+  bool force_shared_callers = false;
+  // Era 2. The recipe reads a capacity node (a semaphore): when set-capacity is allowed, half
+  // the scenarios (every one when it is the focus) change the count 1..3 times.
+  bool capacity_node = false;
 };
 
 // A scenario from `draws` and the options (the seed is the caller's to set).
