@@ -367,23 +367,26 @@ Verdict check_fifo(const History& h) {
 
 namespace {
 
-// The lost wake-up clause of check_liveness. A waiter is judged from the last fresh grant to a
-// client that was waiting since before it: a recipe that hands the free room out in arrival
-// order (a gated semaphore serves its gate queue one grant at a time, and a grant takes longer
-// than a short hold) keeps later waiters waiting while the room is free and the queue ahead of
+// The lost wake-up clause of check_liveness. A waiter is judged from the last completion (a
+// fresh grant, or a failure) of an acquire by a holder that was waiting since before it: a
+// recipe that hands the free room out in arrival order (a gated semaphore serves its gate queue
+// one attempt at a time, and an attempt takes longer than a short hold, or runs to its timeout
+// and cleans up) keeps later waiters waiting while the room is free and the queue ahead of
 // them is served; that is progress, not a lost wake-up. A waiter passed over by later arrivals,
 // or waiting while nobody is granted, is still judged from when the room became free.
 std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o) {
   if (o.capacity == 0) return std::nullopt;
   BeliefTracker tracker;
   std::map<Holder, uint64_t> waiting;  // holder -> its fresh acquire's invocation
-  std::map<Holder, zk::Time> served;   // holder -> last grant to an earlier waiter
-  std::optional<uint64_t> free_since;  // event since which fewer than capacity hold
+  std::map<Holder, zk::Time> served;   // holder -> last completion of an earlier waiter's acquire
+  // The event since which fewer than capacity hold (kNotFree: they do not).
+  constexpr uint64_t kNotFree = UINT64_MAX;
+  uint64_t free_since = kNotFree;
   uint32_t capacity = o.capacity;      // a semaphore's count node may change it (kCapacity)
   for (const Event& e : h.events()) {
-    if (free_since && e.at >= o.quiet_at) {
+    if (free_since != kNotFree && e.at >= o.quiet_at) {
       for (const auto& [holder, inv] : waiting) {
-        zk::Time start = std::max({h[*free_since].at, h[inv].at, o.quiet_at});
+        zk::Time start = std::max({h[free_since].at, h[inv].at, o.quiet_at});
         auto ahead = served.find(holder);
         if (ahead != served.end()) start = std::max(start, ahead->second);
         if (e.at - start <= o.grace) continue;
@@ -391,18 +394,20 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o) {
                          holder_name(holder) + " waited (acquire invoked at " + at_ref(h[inv]) +
                              ") from " + format_time(start) + " to " + at_ref(e) +
                              " while fewer than " + std::to_string(capacity) +
-                             " clients held the lock (since " + at_ref(h[*free_since]) +
+                             " clients held the lock (since " + at_ref(h[free_since]) +
                              "): a lost wake-up",
-                         {inv, *free_since, e.index});
+                         {inv, free_since, e.index});
       }
     }
     if (e.op == Op::kCapacity && e.token > 0) capacity = static_cast<uint32_t>(e.token);
     const Belief* b = tracker.of(e);
     const bool holding = b != nullptr && b->holds;
-    if (tracker.is_fresh_grant(e)) {
-      auto granted = waiting.find(holder_of(e));
+    // An earlier waiter's acquire completing, granted or failed (a timed-out gate holder that
+    // cleaned up and handed the gate on), is the queue ahead being served.
+    if (tracker.is_fresh_grant(e) || (e.op == Op::kAcquire && e.type == Type::kFail)) {
+      auto done = waiting.find(holder_of(e));
       for (const auto& [holder, inv] : waiting) {
-        if (granted != waiting.end() && inv > granted->second) served[holder] = e.at;
+        if (done != waiting.end() && inv > done->second) served[holder] = e.at;
       }
     }
     if (e.op == Op::kAcquire && e.type == Type::kInvoke && !holding) {
@@ -419,8 +424,8 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o) {
     uint32_t holders = 0;
     for (const auto& [holder, belief] : tracker.beliefs()) holders += belief.holds ? 1 : 0;
     if (holders >= capacity) {
-      free_since.reset();
-    } else if (!free_since) {
+      free_since = kNotFree;
+    } else if (free_since == kNotFree) {
       free_since = e.index;
     }
   }

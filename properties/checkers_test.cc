@@ -356,6 +356,35 @@ TEST(Liveness, WaiterBehindAServedQueueIsNotALostWakeupButAPassedOverOneIs) {
   EXPECT_NE(v.message.find("lost wake-up"), std::string::npos) << v.message;
 }
 
+// A gate queue whose head times out: c1 waits first and gives up (its acquire fails after 4 ms
+// of work and cleanup), and c2, queued behind it while the room is free, is granted 3 ms after
+// that, 7 ms after it began waiting: the queue ahead was served (semaphore-gated seed 70403,
+// shared callers). A waiter with nobody ahead that sleeps as long is still a lost wake-up.
+TEST(Liveness, AWaiterBehindAHeadThatGaveUpIsServedNotAsleep) {
+  TreeSnapshot tree;
+  LivenessOptions o = wakeups_within(zk::milliseconds(5), 1);
+  Builder served;
+  served.add(1, Type::kInvoke, Op::kAcquire);
+  served.add(2, Type::kInvoke, Op::kAcquire);
+  for (int i = 0; i < 3; ++i) served.info(0, Op::kFault, "time passes");
+  served.fail(1, Op::kAcquire, zk::Error::kOperationTimeout);
+  for (int i = 0; i < 2; ++i) served.info(0, Op::kFault, "time passes");
+  served.grant(2, 2);
+  served.info(1, Op::kDone);
+  served.info(2, Op::kDone);
+  const Verdict ok = check_liveness(served.h, o, tree);
+  EXPECT_TRUE(ok.ok) << ok.message;
+
+  Builder alone;
+  const uint64_t inv = alone.add(2, Type::kInvoke, Op::kAcquire);
+  for (int i = 0; i < 6; ++i) alone.info(0, Op::kFault, "time passes");
+  alone.grant(2, 2);
+  alone.info(2, Op::kDone);
+  const Verdict v = check_liveness(alone.h, o, tree);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes.front(), inv);
+}
+
 // A node of a finished client's live session is an orphan; the node of a client still waiting
 // in acquire, or of a dead session, is not.
 TEST(NoOrphans, FinishedClientsNodeIsOrphan) {
