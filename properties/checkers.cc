@@ -15,6 +15,55 @@ using recipes::Role;
 
 std::string client_name(uint32_t c) { return "c" + std::to_string(c); }
 
+// Who holds: a client, or with shared callers one caller task of it (Event::task). Every belief
+// is a holder's; facts about the whole client (client_wide) end or mark those of all its callers.
+using Holder = std::pair<uint32_t, uint32_t>;  // (client, task)
+Holder holder_of(const Event& e) { return {e.client, e.task}; }
+std::string holder_name(Holder h) {
+  return client_name(h.first) + (h.second != 0 ? ".t" + std::to_string(h.second) : "");
+}
+std::string holder_name(const Event& e) { return holder_name(holder_of(e)); }
+bool client_wide(Op op) {
+  return op == Op::kCrash || op == Op::kReopen || op == Op::kGiveUp || op == Op::kSession ||
+         op == Op::kDone;
+}
+
+// A semaphore's capacity over the run: `initial` (max_holders), then from each kCapacity event
+// on, the count it set (history order is time order).
+class Capacity {
+ public:
+  Capacity(const History& h, uint32_t initial) : initial_(std::max<uint32_t>(1, initial)) {
+    for (const Event& e : h.events()) {
+      if (e.op == Op::kCapacity && e.token > 0) {
+        changes_.emplace_back(e.at, static_cast<uint32_t>(std::min<int64_t>(e.token, INT32_MAX)));
+      }
+    }
+  }
+  // In force at `t` (a change at `t` included).
+  uint32_t at(zk::Time t) const {
+    uint32_t c = initial_;
+    for (const auto& [when, n] : changes_) {
+      if (when > t) break;
+      c = n;
+    }
+    return c;
+  }
+  // The largest count in force at any instant of [from, to]: what a grant decided in that span
+  // may have read.
+  uint32_t max_during(zk::Time from, zk::Time to) const {
+    uint32_t c = at(from);
+    for (const auto& [when, n] : changes_) {
+      if (when > from && when <= to) c = std::max(c, n);
+    }
+    return c;
+  }
+  bool changes() const { return !changes_.empty(); }
+
+ private:
+  uint32_t initial_;
+  std::vector<std::pair<zk::Time, uint32_t>> changes_;
+};
+
 std::string at_ref(const Event& e) {
   return "#" + std::to_string(e.index) + " " + format_time(e.at);
 }
@@ -36,20 +85,37 @@ struct Belief {
   std::optional<uint64_t> noticed;  // the session-dead notice received while holding
 };
 
-// Replays beliefs event by event. `on_grant` sees a fresh grant before it is recorded, with the
-// beliefs of every client as they were just before it.
+// Replays beliefs event by event, per holder. `on_grant` sees a fresh grant before it is
+// recorded, with the beliefs of every holder as they were just before it.
 class BeliefTracker {
  public:
   // Applies `e`. Returns true when `e` is a fresh grant (the caller inspects it first through
   // is_fresh_grant()).
   bool is_fresh_grant(const Event& e) const {
     if (e.op != Op::kAcquire || e.type != Type::kOk) return false;
-    auto it = beliefs_.find(e.client);
+    auto it = beliefs_.find(holder_of(e));
     return it == beliefs_.end() || !it->second.holds;
   }
 
   void apply(const Event& e) {
-    Belief& b = beliefs_[e.client];
+    if (client_wide(e.op)) {
+      for (auto& [h, b] : beliefs_) {
+        if (h.first == e.client) apply_to(b, e);
+      }
+      return;
+    }
+    apply_to(beliefs_[holder_of(e)], e);
+  }
+
+  const std::map<Holder, Belief>& beliefs() const { return beliefs_; }
+  const Belief* of(Holder h) const {
+    auto it = beliefs_.find(h);
+    return it == beliefs_.end() ? nullptr : &it->second;
+  }
+  const Belief* of(const Event& e) const { return of(holder_of(e)); }
+
+ private:
+  static void apply_to(Belief& b, const Event& e) {
     switch (e.op) {
       case Op::kAcquire:
         if (e.type != Type::kOk) break;
@@ -78,14 +144,7 @@ class BeliefTracker {
     }
   }
 
-  const std::map<uint32_t, Belief>& beliefs() const { return beliefs_; }
-  const Belief* of(uint32_t client) const {
-    auto it = beliefs_.find(client);
-    return it == beliefs_.end() ? nullptr : &it->second;
-  }
-
- private:
-  std::map<uint32_t, Belief> beliefs_;
+  std::map<Holder, Belief> beliefs_;
 };
 
 bool overlaps(recipes::Kind kind, uint32_t max_holders, Role incoming,
@@ -160,23 +219,22 @@ std::map<uint32_t, Status> final_status(const History& h) {
 
 namespace {
 
-// Every other client that believes it holds, as (client, belief).
-std::vector<std::pair<uint32_t, const Belief*>> other_holders(const BeliefTracker& t,
-                                                              uint32_t client) {
-  std::vector<std::pair<uint32_t, const Belief*>> out;
+// Every other holder that believes it holds, as (holder, belief).
+std::vector<std::pair<Holder, const Belief*>> other_holders(const BeliefTracker& t, Holder holder) {
+  std::vector<std::pair<Holder, const Belief*>> out;
   for (const auto& [c, b] : t.beliefs()) {
-    if (c != client && b.holds) out.emplace_back(c, &b);
+    if (c != holder && b.holds) out.emplace_back(c, &b);
   }
   return out;
 }
 
 std::string holders_text(const History& h,
-                         const std::vector<std::pair<uint32_t, const Belief*>>& others,
+                         const std::vector<std::pair<Holder, const Belief*>>& others,
                          std::vector<uint64_t>* ev) {
   std::string msg;
   for (size_t i = 0; i < others.size(); ++i) {
     const Event& g = h[others[i].second->since];
-    msg += (i == 0 ? " " : ", ") + client_name(others[i].first) + " believed it held it since " +
+    msg += (i == 0 ? " " : ", ") + holder_name(others[i].first) + " believed it held it since " +
            at_ref(g) + " (token " + std::to_string(others[i].second->token) + ")";
     ev->push_back(g.index);
   }
@@ -184,7 +242,7 @@ std::string holders_text(const History& h,
 }
 
 bool overlaps_with(recipes::Kind kind, uint32_t max_holders, Role role,
-                   const std::vector<std::pair<uint32_t, const Belief*>>& others) {
+                   const std::vector<std::pair<Holder, const Belief*>>& others) {
   std::vector<const Belief*> bs;
   for (const auto& o : others) bs.push_back(o.second);
   return overlaps(kind, max_holders, role, bs);
@@ -195,27 +253,38 @@ bool overlaps_with(recipes::Kind kind, uint32_t max_holders, Role role,
 Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t max_holders,
                                bool informed_only) {
   const Property p = Property::kMutualExclusion;
+  const Capacity capacity(h, max_holders);
   BeliefTracker tracker;
+  std::map<Holder, uint64_t> invoked;  // holder -> its latest acquire invocation
   for (const Event& e : h.events()) {
+    if (e.op == Op::kAcquire && e.type == Type::kInvoke) invoked[holder_of(e)] = e.index;
     if (!informed_only && tracker.is_fresh_grant(e)) {
-      const auto others = other_holders(tracker, e.client);
-      if (overlaps_with(kind, max_holders, e.role, others)) {
+      const auto others = other_holders(tracker, holder_of(e));
+      // A semaphore's grant is held to the largest capacity in force during its acquire.
+      auto inv = invoked.find(holder_of(e));
+      const zk::Time from = inv != invoked.end() ? h[inv->second].at : e.at;
+      const uint32_t allowed = capacity.max_during(from, e.at);
+      if (overlaps_with(kind, allowed, e.role, others)) {
         std::vector<uint64_t> ev{e.index};
-        std::string msg = client_name(e.client) + " was granted the lock at " + at_ref(e) +
-                          " (token " + std::to_string(e.token) + ") while" +
-                          holders_text(h, others, &ev);
+        std::string msg = holder_name(e) + " was granted the lock at " + at_ref(e) + " (token " +
+                          std::to_string(e.token) + ") while" + holders_text(h, others, &ev);
+        if (kind == recipes::Kind::kSemaphore && capacity.changes()) {
+          msg += " (capacity " + std::to_string(allowed) + ", the most in force since its " +
+                 "acquire was invoked at " + format_time(from) + ")";
+        }
         return violation(p, msg, ev);
       }
     }
     tracker.apply(e);
     // A holder told that its session is dead must stop believing at that instant; later
     // than that, its belief beside another holder's is a violation even under pauses.
-    for (const auto& [client, b] : tracker.beliefs()) {
+    for (const auto& [holder, b] : tracker.beliefs()) {
       if (!b.holds || !b.noticed || h[*b.noticed].at >= e.at) continue;
-      const auto others = other_holders(tracker, client);
-      if (!overlaps_with(kind, max_holders, b.role, others)) continue;
+      const auto others = other_holders(tracker, holder);
+      const uint32_t allowed = capacity.max_during(h[b.since].at, e.at);
+      if (!overlaps_with(kind, allowed, b.role, others)) continue;
       std::vector<uint64_t> ev{*b.noticed, b.since, e.index};
-      std::string msg = client_name(client) + " still believed it held the lock at " + at_ref(e) +
+      std::string msg = holder_name(holder) + " still believed it held the lock at " + at_ref(e) +
                         ", after its session was reported " +
                         zk::to_string(h[*b.noticed].session_state) + " at " +
                         at_ref(h[*b.noticed]) + ", while" + holders_text(h, others, &ev);
@@ -243,22 +312,22 @@ Verdict check_fenced_safety(const History& h) {
           : "";
   int64_t max_token = INT64_MIN;
   uint64_t max_event = 0;
-  std::map<int64_t, std::pair<uint32_t, uint64_t>> token_holder;  // token -> (client, event)
+  std::map<int64_t, std::pair<Holder, uint64_t>> token_holder;  // token -> (holder, event)
   for (const Event& e : h.events()) {
     if ((e.op != Op::kEnter && e.op != Op::kLeave) || e.type != Type::kOk) continue;
     if (e.token < max_token) {
       return violation(p,
                        cause + "the resource accepted token " + std::to_string(e.token) + " from " +
-                           client_name(e.client) + " at " + at_ref(e) + " after accepting token " +
+                           holder_name(e) + " at " + at_ref(e) + " after accepting token " +
                            std::to_string(max_token) + " at " + at_ref(h[max_event]),
                        {max_event, e.index});
     }
-    auto [it, fresh] = token_holder.emplace(e.token, std::make_pair(e.client, e.index));
-    if (!fresh && it->second.first != e.client) {
+    auto [it, fresh] = token_holder.emplace(e.token, std::make_pair(holder_of(e), e.index));
+    if (!fresh && it->second.first != holder_of(e)) {
       return violation(p,
                        cause + "token " + std::to_string(e.token) + " was accepted from two holders: " +
-                           client_name(it->second.first) + " at " + at_ref(h[it->second.second]) +
-                           " and " + client_name(e.client) + " at " + at_ref(e),
+                           holder_name(it->second.first) + " at " + at_ref(h[it->second.second]) +
+                           " and " + holder_name(e) + " at " + at_ref(e),
                        {it->second.second, e.index});
     }
     if (e.token > max_token) {
@@ -281,9 +350,9 @@ Verdict check_fifo(const History& h) {
       if (bar && h[*bar].token > e.token) {
         const Event& earlier = h[*bar];
         return violation(p,
-                         client_name(e.client) + " was granted at " + at_ref(e) + " with token " +
+                         holder_name(e) + " was granted at " + at_ref(e) + " with token " +
                              std::to_string(e.token) + " (node " + e.text + "), after " +
-                             client_name(earlier.client) + " was granted at " + at_ref(earlier) +
+                             holder_name(earlier) + " was granted at " + at_ref(earlier) +
                              " with the later token " + std::to_string(earlier.token) + " (node " +
                              earlier.text + "): the earlier node was queued and was passed over",
                          {earlier.index, e.index});
@@ -298,54 +367,65 @@ Verdict check_fifo(const History& h) {
 
 namespace {
 
-// The lost wake-up clause of check_liveness. A waiter is judged from the last fresh grant to a
-// client that was waiting since before it: a recipe that hands the free room out in arrival
-// order (a gated semaphore serves its gate queue one grant at a time, and a grant takes longer
-// than a short hold) keeps later waiters waiting while the room is free and the queue ahead of
+// The lost wake-up clause of check_liveness. A waiter is judged from the last completion (a
+// fresh grant, or a failure) of an acquire by a holder that was waiting since before it: a
+// recipe that hands the free room out in arrival order (a gated semaphore serves its gate queue
+// one attempt at a time, and an attempt takes longer than a short hold, or runs to its timeout
+// and cleans up) keeps later waiters waiting while the room is free and the queue ahead of
 // them is served; that is progress, not a lost wake-up. A waiter passed over by later arrivals,
 // or waiting while nobody is granted, is still judged from when the room became free.
 std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o) {
   if (o.capacity == 0) return std::nullopt;
   BeliefTracker tracker;
-  std::map<uint32_t, uint64_t> waiting;  // client -> its fresh acquire's invocation
-  std::map<uint32_t, zk::Time> served;   // client -> last grant to an earlier waiter
-  std::optional<uint64_t> free_since;    // event since which fewer than capacity hold
+  std::map<Holder, uint64_t> waiting;  // holder -> its fresh acquire's invocation
+  std::map<Holder, zk::Time> served;   // holder -> last completion of an earlier waiter's acquire
+  // The event since which fewer than capacity hold (kNotFree: they do not).
+  constexpr uint64_t kNotFree = UINT64_MAX;
+  uint64_t free_since = kNotFree;
+  uint32_t capacity = o.capacity;      // a semaphore's count node may change it (kCapacity)
   for (const Event& e : h.events()) {
-    if (free_since && e.at >= o.quiet_at) {
-      for (const auto& [client, inv] : waiting) {
-        zk::Time start = std::max({h[*free_since].at, h[inv].at, o.quiet_at});
-        auto ahead = served.find(client);
+    if (free_since != kNotFree && e.at >= o.quiet_at) {
+      for (const auto& [holder, inv] : waiting) {
+        zk::Time start = std::max({h[free_since].at, h[inv].at, o.quiet_at});
+        auto ahead = served.find(holder);
         if (ahead != served.end()) start = std::max(start, ahead->second);
         if (e.at - start <= o.grace) continue;
         return violation(Property::kLiveness,
-                         client_name(client) + " waited (acquire invoked at " + at_ref(h[inv]) +
+                         holder_name(holder) + " waited (acquire invoked at " + at_ref(h[inv]) +
                              ") from " + format_time(start) + " to " + at_ref(e) +
-                             " while fewer than " + std::to_string(o.capacity) +
-                             " clients held the lock (since " + at_ref(h[*free_since]) +
+                             " while fewer than " + std::to_string(capacity) +
+                             " clients held the lock (since " + at_ref(h[free_since]) +
                              "): a lost wake-up",
-                         {inv, *free_since, e.index});
+                         {inv, free_since, e.index});
       }
     }
-    const Belief* b = tracker.of(e.client);
+    if (e.op == Op::kCapacity && e.token > 0) capacity = static_cast<uint32_t>(e.token);
+    const Belief* b = tracker.of(e);
     const bool holding = b != nullptr && b->holds;
-    if (tracker.is_fresh_grant(e)) {
-      auto granted = waiting.find(e.client);
-      for (const auto& [client, inv] : waiting) {
-        if (granted != waiting.end() && inv > granted->second) served[client] = e.at;
+    // An earlier waiter's acquire completing, granted or failed (a timed-out gate holder that
+    // cleaned up and handed the gate on), is the queue ahead being served.
+    if (tracker.is_fresh_grant(e) || (e.op == Op::kAcquire && e.type == Type::kFail)) {
+      auto done = waiting.find(holder_of(e));
+      for (const auto& [holder, inv] : waiting) {
+        if (done != waiting.end() && inv > done->second) served[holder] = e.at;
       }
     }
     if (e.op == Op::kAcquire && e.type == Type::kInvoke && !holding) {
-      waiting[e.client] = e.index;
-      served.erase(e.client);
+      waiting[holder_of(e)] = e.index;
+      served.erase(holder_of(e));
     }
-    if (e.op == Op::kAcquire && e.type != Type::kInvoke) waiting.erase(e.client);
-    if (e.op == Op::kCrash || e.op == Op::kGiveUp) waiting.erase(e.client);
+    if (e.op == Op::kAcquire && e.type != Type::kInvoke) waiting.erase(holder_of(e));
+    if (e.op == Op::kCrash || e.op == Op::kGiveUp) {
+      for (auto it = waiting.begin(); it != waiting.end();) {
+        it = it->first.first == e.client ? waiting.erase(it) : std::next(it);
+      }
+    }
     tracker.apply(e);
     uint32_t holders = 0;
-    for (const auto& [client, belief] : tracker.beliefs()) holders += belief.holds ? 1 : 0;
-    if (holders >= o.capacity) {
-      free_since.reset();
-    } else if (!free_since) {
+    for (const auto& [holder, belief] : tracker.beliefs()) holders += belief.holds ? 1 : 0;
+    if (holders >= capacity) {
+      free_since = kNotFree;
+    } else if (free_since == kNotFree) {
       free_since = e.index;
     }
   }
@@ -360,14 +440,14 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
   const zk::Duration bound = o.bound;
 
   // 1. Every completed acquire / release finished within the bound after the heal.
-  std::map<uint32_t, uint64_t> pending;  // client -> its open invocation
+  std::map<Holder, uint64_t> pending;  // holder -> its open invocation
   for (const Event& e : h.events()) {
     if (e.op != Op::kAcquire && e.op != Op::kRelease) continue;
     if (e.type == Type::kInvoke) {
-      pending[e.client] = e.index;
+      pending[holder_of(e)] = e.index;
       continue;
     }
-    auto it = pending.find(e.client);
+    auto it = pending.find(holder_of(e));
     if (it == pending.end()) continue;
     const Event& inv = h[it->second];
     pending.erase(it);
@@ -375,7 +455,7 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
     if (e.at - start > bound) {
       return violation(
           p,
-          client_name(e.client) + "'s " + to_string(e.op) + " invoked at " + at_ref(inv) +
+          holder_name(e) + "'s " + to_string(e.op) + " invoked at " + at_ref(inv) +
               " completed only at " + at_ref(e) + ", more than " + zk::to_string(bound) +
               " after " +
               (inv.at > heal_at ? "its invocation" : "the heal at " + format_time(heal_at)),
@@ -389,13 +469,16 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
   std::vector<uint64_t> ev;
   for (const auto& [client, st] : status) {
     if (st != Status::kRunning) continue;
-    auto pit = pending.find(client);
-    std::string what = "never finished its rounds";
-    if (pit != pending.end()) {
-      const Event& inv = h[pit->second];
-      what = "is blocked in " + std::string(to_string(inv.op)) + " since " + at_ref(inv);
+    std::string what;
+    for (const auto& [holder, index] : pending) {
+      if (holder.first != client) continue;
+      const Event& inv = h[index];
+      what += std::string(what.empty() ? "" : ", ") +
+              (holder.second != 0 ? "caller t" + std::to_string(holder.second) + " " : "") +
+              "is blocked in " + to_string(inv.op) + " since " + at_ref(inv);
       ev.push_back(inv.index);
     }
+    if (what.empty()) what = "never finished its rounds";
     // What it waits on: its own nodes and the nodes ordered before the first of them.
     auto cur = sessions.current.find(client);
     std::optional<int32_t> own_seq;
@@ -441,10 +524,14 @@ Verdict check_no_orphans(const History& h, const TreeSnapshot& tree) {
   const Property p = Property::kNoOrphans;
   const std::map<uint32_t, Status> status = final_status(h);
   const SessionMap sessions(h);
-  // A client still waiting in acquire knows about its own node.
-  std::map<uint32_t, bool> waiting;
+  // A client still waiting in acquire (in any of its callers) knows about its own node.
+  std::map<Holder, bool> acquiring;
   for (const Event& e : h.events()) {
-    if (e.op == Op::kAcquire) waiting[e.client] = e.type == Type::kInvoke;
+    if (e.op == Op::kAcquire) acquiring[holder_of(e)] = e.type == Type::kInvoke;
+  }
+  std::map<uint32_t, bool> waiting;
+  for (const auto& [holder, open] : acquiring) {
+    waiting[holder.first] = waiting[holder.first] || open;
   }
   std::string msg;
   for (const NodeSnapshot& n : tree.nodes) {
@@ -470,16 +557,16 @@ Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lo
   const Property p = Property::kHerdFree;
   // Clients that abandoned a wait: an acquire that failed, or one that never completed (the
   // client was cancelled or crashed in it).
-  std::set<uint32_t> abandoned;
-  std::map<uint32_t, bool> open;  // client -> an acquire invoked and not completed
+  std::set<Holder> abandoned;
+  std::map<Holder, bool> open;  // holder -> an acquire invoked and not completed
   for (const Event& e : h.events()) {
     if (e.op != Op::kAcquire) continue;
     if (e.type == Type::kInvoke) {
-      open[e.client] = true;
+      open[holder_of(e)] = true;
       continue;
     }
-    open[e.client] = false;
-    if (e.type == Type::kFail) abandoned.insert(e.client);
+    open[holder_of(e)] = false;
+    if (e.type == Type::kFail) abandoned.insert(holder_of(e));
   }
   for (const auto& [client, waiting] : open) {
     if (waiting) abandoned.insert(client);
@@ -503,21 +590,21 @@ Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lo
 Verdict check_reentrancy(const History& h) {
   const Property p = Property::kReentrancy;
   BeliefTracker tracker;
-  std::map<uint32_t, uint64_t> release_invoke;  // client -> index of its open release
+  std::map<Holder, uint64_t> release_invoke;  // holder -> index of its open release
   for (const Event& e : h.events()) {
-    const Belief* b = tracker.of(e.client);
+    const Belief* b = tracker.of(e);
     const bool holds = b != nullptr && b->holds;
     if (e.op == Op::kAcquire && e.type == Type::kOk) {
       if (!holds && e.hold_count != 1) {
         return violation(p,
-                         client_name(e.client) + "'s fresh grant at " + at_ref(e) +
+                         holder_name(e) + "'s fresh grant at " + at_ref(e) +
                              " reported hold_count " + std::to_string(e.hold_count) +
                              " instead of 1",
                          {e.index});
       }
       if (holds && (e.hold_count != b->depth + 1 || e.token != b->token)) {
         return violation(p,
-                         client_name(e.client) + " re-acquired at " + at_ref(e) +
+                         holder_name(e) + " re-acquired at " + at_ref(e) +
                              " while holding at depth " + std::to_string(b->depth) +
                              " with token " + std::to_string(b->token) +
                              ", but the grant says hold_count " + std::to_string(e.hold_count) +
@@ -525,27 +612,27 @@ Verdict check_reentrancy(const History& h) {
                          {b->since, e.index});
       }
     }
-    if (e.op == Op::kRelease && e.type == Type::kInvoke) release_invoke[e.client] = e.index;
+    if (e.op == Op::kRelease && e.type == Type::kInvoke) release_invoke[holder_of(e)] = e.index;
     if (e.op == Op::kRelease && e.type == Type::kOk) {
-      auto it = release_invoke.find(e.client);
+      auto it = release_invoke.find(holder_of(e));
       const uint32_t depth_before = it == release_invoke.end() ? 0 : h[it->second].hold_count;
       const bool inner = depth_before > 1;
       // A fault may suspend or lose the lock meanwhile; only an idle lock was given up.
       if (inner && e.state == LockState::kIdle) {
         return violation(p,
-                         client_name(e.client) + "'s inner release at " + at_ref(e) + " (depth " +
+                         holder_name(e) + "'s inner release at " + at_ref(e) + " (depth " +
                              std::to_string(depth_before) + ") gave up the lock: its state is idle",
                          {it->second, e.index});
       }
       if (!inner && depth_before == 1 && e.state == LockState::kHeld) {
         return violation(
-            p, client_name(e.client) + "'s last release at " + at_ref(e) + " left the lock held",
+            p, holder_name(e) + "'s last release at " + at_ref(e) + " left the lock held",
             {it->second, e.index});
       }
     }
     if (e.op == Op::kStrayRelease && e.type != Type::kInvoke && e.error != zk::Error::kNothing) {
       return violation(p,
-                       client_name(e.client) + " released a lock it did not hold at " + at_ref(e) +
+                       holder_name(e) + " released a lock it did not hold at " + at_ref(e) +
                            " and got " +
                            (e.type == Type::kOk ? std::string("success")
                                                 : std::string(zk::error_name(e.error))) +
@@ -559,28 +646,28 @@ Verdict check_reentrancy(const History& h) {
 
 Verdict check_timeout_cleanup(const History& h) {
   const Property p = Property::kTimeoutCleanup;
-  std::map<uint32_t, uint64_t> gave_up;  // client -> its timed-out / cancelled acquire
+  std::map<Holder, uint64_t> gave_up;  // holder -> its timed-out / cancelled acquire
   for (const Event& e : h.events()) {
     if (e.op == Op::kAcquire && e.type == Type::kFail &&
         (e.error == zk::Error::kOperationTimeout || e.error == zk::Error::kCancelled)) {
       if (e.state != LockState::kIdle) {
         return violation(p,
-                         client_name(e.client) + "'s acquire failed with " +
+                         holder_name(e) + "'s acquire failed with " +
                              zk::error_name(e.error) + " at " + at_ref(e) +
                              " but the lock's state is not idle",
                          {e.index});
       }
-      gave_up[e.client] = e.index;
+      gave_up[holder_of(e)] = e.index;
     }
     if (e.op == Op::kProbe) {
-      auto it = gave_up.find(e.client);
+      auto it = gave_up.find(holder_of(e));
       if (it == gave_up.end()) continue;
       const uint64_t failed = it->second;
       gave_up.erase(it);
       // Disconnected, the recipe cannot delete yet: no-orphans and liveness judge the rest.
       if (!e.text.empty() && e.error == zk::Error::kOk) {
         return violation(p,
-                         client_name(e.client) + "'s acquire failed with " +
+                         holder_name(e) + "'s acquire failed with " +
                              zk::error_name(h[failed].error) + " at " + at_ref(h[failed]) +
                              " but its session still owns " + e.text,
                          {failed, e.index});
@@ -598,25 +685,42 @@ struct AcquireSpan {
   uint64_t invoke = 0;
   std::optional<uint64_t> done;
   bool disturbed = false;
+  // Other acquires of the same client (its other callers, with shared callers) whose spans
+  // overlap this one: the client's requests and creates inside it may be theirs.
+  uint32_t overlapping = 0;
 };
 
 std::vector<AcquireSpan> acquire_spans(const History& h) {
   std::vector<AcquireSpan> out;
-  std::map<uint32_t, size_t> open;  // client -> its open span
+  std::map<Holder, size_t> open;  // holder -> its open span
   for (const Event& e : h.events()) {
-    auto it = open.find(e.client);
     if (e.op == Op::kAcquire && e.type == Type::kInvoke) {
-      open[e.client] = out.size();
-      out.push_back(AcquireSpan{e.index, std::nullopt, false});
+      open[holder_of(e)] = out.size();
+      out.push_back(AcquireSpan{e.index, std::nullopt, false, 0});
       continue;
     }
-    if (it == open.end()) continue;
     if (e.op == Op::kAcquire) {
+      auto it = open.find(holder_of(e));
+      if (it == open.end()) continue;
       out[it->second].done = e.index;
       open.erase(it);
     } else if (e.op == Op::kSession || e.op == Op::kReopen || e.op == Op::kLost ||
                e.op == Op::kCrash || e.op == Op::kFault) {
-      out[it->second].disturbed = true;
+      // A fact about the client (or, for kLost, one caller) disturbs each of its open acquires.
+      for (const auto& [holder, span] : open) {
+        if (holder.first == e.client && (e.op != Op::kLost || holder == holder_of(e))) {
+          out[span].disturbed = true;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    const uint32_t client = h[out[i].invoke].client;
+    const uint64_t end_i = out[i].done ? *out[i].done : h.size();
+    for (size_t j = 0; j < out.size(); ++j) {
+      if (j == i || h[out[j].invoke].client != client) continue;
+      const uint64_t end_j = out[j].done ? *out[j].done : h.size();
+      if (out[j].invoke < end_i && out[i].invoke < end_j) ++out[i].overlapping;
     }
   }
   return out;
@@ -665,7 +769,7 @@ Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_r
       if (!inside(a, act->position) || act->kind != ServerView::Activity::Kind::kRequest) continue;
       while (seen < stimuli.size() && stimuli[seen] <= act->position) ++seen;
       const uint32_t count = ++sent[act->request];
-      const uint64_t budget = uint64_t{max_repeats} * (1 + seen);
+      const uint64_t budget = uint64_t{max_repeats} * (1 + seen) * (1 + a.overlapping);
       if (count <= budget) continue;
       std::vector<uint64_t> ev{inv.index};
       if (a.done) ev.push_back(*a.done);
@@ -701,7 +805,7 @@ Verdict check_progress(const History& h, const ServerView& v, zk::Time heal_at,
       ++created;
       paths += (paths.empty() ? "" : ", ") + n.path + " (zxid " + std::to_string(n.zxid.value) + ")";
     }
-    if (created <= nodes_per_acquire) continue;
+    if (created <= nodes_per_acquire * (1 + a.overlapping)) continue;
     std::vector<uint64_t> ev{inv.index};
     if (a.done) ev.push_back(*a.done);
     return violation(p,
@@ -737,15 +841,18 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
   std::map<std::string, Live> live;
   std::map<uint32_t, Role> acquiring;    // client -> role of its open acquire
   std::map<uint32_t, Role> last_role;    // client -> role of its latest acquire
-  std::map<uint32_t, uint64_t> granted;  // client -> its fresh grant (history index)
+  // holder -> its fresh grant (history index) and the granting positions it was allowed: for
+  // a semaphore, the largest capacity in force during its acquire (see check_mutual_exclusion)
+  std::map<Holder, std::pair<uint64_t, uint32_t>> granted;
+  std::map<Holder, uint64_t> invoked;  // holder -> its latest acquire invocation
+  const Capacity capacity(h, max_holders);
   BeliefTracker tracker;
   size_t next_change = 0;
-  const uint32_t positions = kind == recipes::Kind::kSemaphore ? std::max<uint32_t>(1, max_holders)
-                                                               : 1;
 
   // Is every live granted node in a granting position? `when` says at what point of the run.
   auto judge = [&](const std::string& when) -> std::optional<Verdict> {
-    for (const auto& [client, grant] : granted) {
+    for (const auto& [holder, grant_positions] : granted) {
+      const auto [grant, positions] = grant_positions;
       const Event& g = h[grant];
       auto self = live.find(g.text);
       if (self == live.end() || !sequence_of(g.text)) continue;
@@ -778,7 +885,7 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
       }
       return violation(
           p,
-          client_name(client) + " holds the grant of " + at_ref(g) + " on " + g.text +
+          holder_name(holder) + " holds the grant of " + at_ref(g) + " on " + g.text +
               " (created at zxid " + std::to_string(self->second.czxid.value) + ", still live) " +
               when + ", but the server's queue has " + std::to_string(before.size()) +
               " live node(s) ahead of it that " +
@@ -824,16 +931,24 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
     if (e.op == Op::kAcquire && e.type == Type::kInvoke) {
       acquiring[e.client] = e.role;
       last_role[e.client] = e.role;
+      invoked[holder_of(e)] = e.index;
     } else if (e.op == Op::kAcquire) {
       acquiring.erase(e.client);
     }
     const bool fresh = tracker.is_fresh_grant(e);
     tracker.apply(e);
-    const Belief* b = tracker.of(e.client);
-    if (b == nullptr || !b->holds) granted.erase(e.client);
+    for (auto it = granted.begin(); it != granted.end();) {
+      const Belief* b = tracker.of(it->first);
+      it = b == nullptr || !b->holds ? granted.erase(it) : std::next(it);
+    }
     if (fresh) {
-      granted[e.client] = e.index;
-      if (std::optional<Verdict> bad = judge("at " + client_name(e.client) + "'s grant")) {
+      uint32_t positions = 1;
+      if (kind == recipes::Kind::kSemaphore) {
+        auto inv = invoked.find(holder_of(e));
+        positions = capacity.max_during(inv != invoked.end() ? h[inv->second].at : e.at, e.at);
+      }
+      granted[holder_of(e)] = {e.index, positions};
+      if (std::optional<Verdict> bad = judge("at " + holder_name(e) + "'s grant")) {
         return *bad;
       }
     }
@@ -968,7 +1083,7 @@ Verdict check_error_contract(const History& h) {
     if (e.type == Type::kInvoke) continue;
     if (e.text.rfind("exception: ", 0) == 0) {
       return violation(p,
-                       client_name(e.client) + "'s " + to_string(e.op) + " threw at " +
+                       holder_name(e) + "'s " + to_string(e.op) + " threw at " +
                            at_ref(e) + " (" + e.text +
                            "): a recipe returns errors (recipes/lock.h), it does not throw",
                        {e.index});
@@ -990,7 +1105,7 @@ Verdict check_error_contract(const History& h) {
     std::string list;
     for (E a : allowed) list += (list.empty() ? "" : ", ") + std::string(zk::error_name(a));
     return violation(p,
-                     client_name(e.client) + "'s " + to_string(e.op) + " failed with " +
+                     holder_name(e) + "'s " + to_string(e.op) + " failed with " +
                          zk::error_name(e.error) + " at " + at_ref(e) + ", which its contract " +
                          "does not list (" + list + ")",
                      {e.index});

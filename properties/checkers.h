@@ -122,9 +122,10 @@ struct LivenessOptions {
   zk::Time heal_at;    // the faults have ended
   zk::Duration bound;  // each acquire / release completes within this after the heal
   // Lost wake-ups: from quiet_at on (every dead session gone), no waiter may wait longer than
-  // `grace` while fewer than `capacity` clients believe they hold, counted from the last grant
-  // to a client that was waiting before it (the queue ahead being served is progress).
-  // capacity 0 = not checked.
+  // `grace` while fewer than `capacity` holders believe they hold (a semaphore's capacity as
+  // its count node says, from each Op::kCapacity on), counted from the last completion, granted
+  // or failed, of an acquire by a holder that was waiting before it (the queue ahead being
+  // served is progress). capacity 0 = not checked.
   zk::Time quiet_at = zk::kNever;
   zk::Duration grace = zk::milliseconds(20);
   uint32_t capacity = 0;

@@ -58,10 +58,19 @@ class Builder {
     e.state = after;
     return h.add(std::move(e));
   }
+  // The semaphore's capacity node set to `count` (a set-capacity fault).
+  uint64_t capacity(uint32_t count) {
+    Event e = make(0, Type::kInfo, Op::kCapacity);
+    e.token = count;
+    return h.add(std::move(e));
+  }
+  // With shared callers: the caller task that the events added next belong to (0: none).
+  void caller(uint32_t task) { task_ = task; }
   Event make(uint32_t client, Type type, Op op) const {
     Event e;
     e.at = zk::Time{} + zk::milliseconds(static_cast<int64_t>(h.size()) + 1);
     e.client = client;
+    e.task = client == 0 ? 0 : task_;
     e.session = zk::SessionId{0x100 + client};
     e.type = type;
     e.op = op;
@@ -69,6 +78,9 @@ class Builder {
   }
 
   History h;
+
+ private:
+  uint32_t task_ = 0;
 };
 
 // Two clients that take turns pass; a grant while the other client still holds is caught and
@@ -270,14 +282,21 @@ TEST(Liveness, SlowCompletionAfterHealFails) {
   EXPECT_FALSE(check_liveness(b.h, {zk::Time{}, zk::microseconds(10)}, tree).ok);
 }
 
+// Liveness judged for lost wake-ups from the start: a waiter must wake within `grace` while
+// fewer than `capacity` hold.
+LivenessOptions wakeups_within(zk::Duration grace, uint32_t capacity) {
+  LivenessOptions o{zk::Time{}, zk::seconds(10)};
+  o.quiet_at = zk::Time{};
+  o.grace = grace;
+  o.capacity = capacity;
+  return o;
+}
+
 // A waiter that stays asleep while the lock is free longer than the grace is a lost wake-up;
 // one granted promptly after the release is not.
 TEST(Liveness, WaiterAsleepWhileLockIsFreeIsLostWakeup) {
   TreeSnapshot tree;
-  LivenessOptions o{zk::Time{}, zk::seconds(10)};
-  o.quiet_at = zk::Time{};
-  o.grace = zk::milliseconds(3);
-  o.capacity = 1;
+  LivenessOptions o = wakeups_within(zk::milliseconds(3), 1);
   Builder prompt;
   prompt.acquire(1, 1);
   prompt.add(2, Type::kInvoke, Op::kAcquire);
@@ -308,10 +327,7 @@ TEST(Liveness, WaiterAsleepWhileLockIsFreeIsLostWakeup) {
 // arrivals that are granted within the grace of each other still is.
 TEST(Liveness, WaiterBehindAServedQueueIsNotALostWakeupButAPassedOverOneIs) {
   TreeSnapshot tree;
-  LivenessOptions o{zk::Time{}, zk::seconds(10)};
-  o.quiet_at = zk::Time{};
-  o.grace = zk::milliseconds(5);
-  o.capacity = 2;
+  LivenessOptions o = wakeups_within(zk::milliseconds(5), 2);
   // c1..c4 wait; with 2 leases and never more than one holder, each is granted and leaves in
   // turn, 3 ms apart: c4 waits 10 ms while a lease is free, always behind an earlier waiter.
   Builder served;
@@ -338,6 +354,35 @@ TEST(Liveness, WaiterBehindAServedQueueIsNotALostWakeupButAPassedOverOneIs) {
   ASSERT_FALSE(v.history_indexes.empty());
   EXPECT_EQ(v.history_indexes.front(), inv);
   EXPECT_NE(v.message.find("lost wake-up"), std::string::npos) << v.message;
+}
+
+// A gate queue whose head times out: c1 waits first and gives up (its acquire fails after 4 ms
+// of work and cleanup), and c2, queued behind it while the room is free, is granted 3 ms after
+// that, 7 ms after it began waiting: the queue ahead was served (semaphore-gated seed 70403,
+// shared callers). A waiter with nobody ahead that sleeps as long is still a lost wake-up.
+TEST(Liveness, AWaiterBehindAHeadThatGaveUpIsServedNotAsleep) {
+  TreeSnapshot tree;
+  LivenessOptions o = wakeups_within(zk::milliseconds(5), 1);
+  Builder served;
+  served.add(1, Type::kInvoke, Op::kAcquire);
+  served.add(2, Type::kInvoke, Op::kAcquire);
+  for (int i = 0; i < 3; ++i) served.info(0, Op::kFault, "time passes");
+  served.fail(1, Op::kAcquire, zk::Error::kOperationTimeout);
+  for (int i = 0; i < 2; ++i) served.info(0, Op::kFault, "time passes");
+  served.grant(2, 2);
+  served.info(1, Op::kDone);
+  served.info(2, Op::kDone);
+  const Verdict ok = check_liveness(served.h, o, tree);
+  EXPECT_TRUE(ok.ok) << ok.message;
+
+  Builder alone;
+  const uint64_t inv = alone.add(2, Type::kInvoke, Op::kAcquire);
+  for (int i = 0; i < 6; ++i) alone.info(0, Op::kFault, "time passes");
+  alone.grant(2, 2);
+  alone.info(2, Op::kDone);
+  const Verdict v = check_liveness(alone.h, o, tree);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes.front(), inv);
 }
 
 // A node of a finished client's live session is an orphan; the node of a client still waiting
@@ -868,6 +913,204 @@ TEST(ErrorContract, ListedErrorsPassOthersAndExceptionsAreCaught) {
   ASSERT_FALSE(v.ok);
   EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{t}));
   EXPECT_NE(v.message.find("c2's acquire threw"), std::string::npos) << v.message;
+}
+
+}  // namespace
+}  // namespace lockstep::properties
+
+namespace lockstep::properties {
+namespace {
+
+// Shared callers: two caller tasks of one client are two holders. Taking turns passes every
+// belief-level property; the second task granted while the first holds is caught and named by
+// task; a fact about the whole client (a reopen) ends both tasks' beliefs.
+TEST(SharedCallers, EachCallerTaskIsItsOwnHolder) {
+  Builder turns;
+  turns.caller(1);
+  turns.add(1, Type::kInvoke, Op::kAcquire);
+  turns.caller(2);
+  turns.add(1, Type::kInvoke, Op::kAcquire);
+  turns.caller(1);
+  turns.grant(1, 1);
+  turns.release(1);
+  turns.caller(2);
+  turns.grant(1, 2);  // a fresh grant of its own: hold count 1, not a re-entrant one
+  turns.resource(1, Op::kEnter, 2, true);
+  turns.release(1);
+  turns.caller(0);
+  turns.info(1, Op::kDone);
+  EXPECT_TRUE(check_mutual_exclusion(turns.h, recipes::Kind::kMutex, 1).ok);
+  EXPECT_TRUE(check_reentrancy(turns.h).ok) << check_reentrancy(turns.h).message;
+  EXPECT_TRUE(check_fifo(turns.h).ok);
+  EXPECT_TRUE(check_liveness(turns.h, {zk::Time{}, zk::seconds(1)}, TreeSnapshot{}).ok);
+
+  Builder both;
+  both.caller(1);
+  const uint64_t g1 = both.acquire(1, 1);
+  both.caller(2);
+  const uint64_t g2 = both.acquire(1, 2);
+  const Verdict v = check_mutual_exclusion(both.h, recipes::Kind::kMutex, 1);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{g1, g2}));
+  EXPECT_NE(v.message.find("c1.t2 was granted"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("c1.t1 believed it held it"), std::string::npos) << v.message;
+  // One token accepted from two callers of one client is two holders sharing it.
+  Builder token;
+  token.caller(1);
+  token.resource(1, Op::kEnter, 5, true);
+  token.caller(2);
+  token.resource(1, Op::kEnter, 5, true);
+  EXPECT_FALSE(check_fenced_safety(token.h).ok);
+
+  Builder reopened;
+  reopened.caller(1);
+  reopened.acquire(1, 1);
+  reopened.caller(0);
+  reopened.info(1, Op::kReopen);  // the client's new session: no caller holds any more
+  reopened.caller(2);
+  reopened.acquire(1, 2);
+  EXPECT_TRUE(check_mutual_exclusion(reopened.h, recipes::Kind::kMutex, 1).ok);
+}
+
+// Shared callers: a caller blocked in acquire keeps its client running, and is named with its
+// task; its client's nodes are not orphans while any of its callers waits.
+TEST(SharedCallers, ABlockedCallerIsNamedAndItsClientsNodesAreKnown) {
+  Builder b;
+  b.caller(1);
+  b.acquire(1, 1);
+  b.release(1);
+  b.caller(2);
+  const uint64_t inv = b.add(1, Type::kInvoke, Op::kAcquire);
+  TreeSnapshot tree;
+  tree.lock_dir = "/l";
+  tree.nodes.push_back({"/l/lock-0000000001", zk::SessionId{0x101}, true, zk::Zxid{3}});
+  const Verdict v = check_liveness(b.h, {zk::Time{}, zk::seconds(1)}, tree);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{inv}));
+  EXPECT_NE(v.message.find("caller t2 is blocked in acquire"), std::string::npos) << v.message;
+  EXPECT_TRUE(check_no_orphans(b.h, tree).ok);
+  b.caller(2);
+  b.fail(1, Op::kAcquire, zk::Error::kOperationTimeout);
+  b.caller(0);
+  b.info(1, Op::kDone);
+  EXPECT_FALSE(check_no_orphans(b.h, tree).ok);  // nobody waits: the node is an orphan
+}
+
+// A semaphore's grant is bounded by the largest capacity in force during its acquire: after
+// the count drops from 3 to 1 the three holders keep their leases, an acquire invoked before
+// the drop may still be granted beside two holders, but one invoked after it may not be
+// granted while anyone holds; once the holders are gone a single grant passes.
+TEST(MutualExclusion, SemaphoreObeysTheCapacityInForce) {
+  Builder b;
+  for (uint32_t c = 1; c <= 2; ++c) b.acquire(c, c);
+  b.add(3, Type::kInvoke, Op::kAcquire);  // invoked while the count is 3
+  b.capacity(1);
+  b.grant(3, 3);  // may have read 3: three holders are allowed
+  EXPECT_TRUE(check_mutual_exclusion(b.h, recipes::Kind::kSemaphore, 3).ok);
+  b.release(3);
+  b.release(2);
+  const uint64_t late = b.acquire(4, 4);  // invoked after the drop, beside c1: two holders
+  const Verdict v = check_mutual_exclusion(b.h, recipes::Kind::kSemaphore, 3);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes.back(), late);
+  EXPECT_NE(v.message.find("capacity 1"), std::string::npos) << v.message;
+
+  Builder ok;
+  ok.acquire(1, 1);
+  ok.acquire(2, 2);
+  ok.capacity(1);
+  ok.release(1);
+  ok.release(2);
+  ok.acquire(3, 3);
+  EXPECT_TRUE(check_mutual_exclusion(ok.h, recipes::Kind::kSemaphore, 2).ok);
+  // Raised, the count allows more: three holders under a count of 3.
+  ok.capacity(3);
+  ok.acquire(4, 4);
+  ok.acquire(5, 5);
+  EXPECT_TRUE(check_mutual_exclusion(ok.h, recipes::Kind::kSemaphore, 2).ok);
+}
+
+// The server's queue, too, is judged against the capacity each grant was made under: a lease
+// behind one live node is fine under a count of 2 and caught when the acquire began under 1.
+TEST(ServerExclusion, SemaphorePositionsFollowTheCapacity) {
+  Builder b;
+  View v(b);
+  // Client c invokes, creates lease c and is granted on it; returns the grant's index.
+  auto lease = [&](uint32_t c) {
+    b.add(c, Type::kInvoke, Op::kAcquire);
+    v.create(c, static_cast<int32_t>(c));
+    return b.grant(c, c);
+  };
+  lease(1);
+  lease(2);
+  EXPECT_TRUE(check_server_exclusion(b.h, v.v, recipes::Kind::kSemaphore, 2).ok);
+  b.capacity(1);  // the two leases are kept
+  EXPECT_TRUE(check_server_exclusion(b.h, v.v, recipes::Kind::kSemaphore, 2).ok);
+  b.release(2);
+  v.remove("/l/lock-0000000002");
+  const uint64_t g3 = lease(3);  // behind c1's live lease, under a count of 1
+  const Verdict bad = check_server_exclusion(b.h, v.v, recipes::Kind::kSemaphore, 2);
+  ASSERT_FALSE(bad.ok);
+  EXPECT_EQ(bad.history_indexes, (std::vector<uint64_t>{g3}));
+}
+
+// A raised count makes room: a waiter that sleeps on past the grace after the raise is a lost
+// wake-up, one granted promptly is not; a lowered count leaves no room to wake for.
+TEST(Liveness, ARaisedCapacityMustWakeAWaiter) {
+  TreeSnapshot tree;
+  LivenessOptions o = wakeups_within(zk::milliseconds(3), 1);
+  // c1 holds, c2 waits, the count is raised to 2, and `idle` milliseconds pass before c2's grant.
+  auto raised = [](int idle, uint64_t* invoked) {
+    Builder b;
+    b.acquire(1, 1);
+    *invoked = b.add(2, Type::kInvoke, Op::kAcquire);
+    b.capacity(2);
+    for (int i = 0; i < idle; ++i) b.info(0, Op::kFault, "time passes");
+    b.grant(2, 2);
+    b.info(1, Op::kDone);
+    b.info(2, Op::kDone);
+    return b;
+  };
+  uint64_t inv = 0;
+  EXPECT_TRUE(check_liveness(raised(0, &inv).h, o, tree).ok);
+  const Verdict v = check_liveness(raised(5, &inv).h, o, tree);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes.front(), inv);
+
+  o.capacity = 2;
+  Builder lowered;
+  lowered.acquire(1, 1);
+  lowered.capacity(1);
+  lowered.add(2, Type::kInvoke, Op::kAcquire);
+  for (int i = 0; i < 5; ++i) lowered.info(0, Op::kFault, "time passes");
+  lowered.release(1);
+  lowered.grant(2, 2);
+  lowered.info(1, Op::kDone);
+  lowered.info(2, Op::kDone);
+  EXPECT_TRUE(check_liveness(lowered.h, o, tree).ok) << check_liveness(lowered.h, o, tree).message;
+}
+
+// Shared callers: the acquires of one client's callers overlap, and the client's requests
+// inside one of them may be another's: the budget grows with the overlap. Two callers reading
+// the list twice each at their start pass; a fifth read with nothing changed is caught, and one
+// caller alone is held to half.
+TEST(BoundedLoad, OverlappingCallersShareTheirClientsBudget) {
+  Builder b;
+  View v(b);
+  b.caller(1);
+  b.add(1, Type::kInvoke, Op::kAcquire);
+  b.caller(2);
+  b.add(1, Type::kInvoke, Op::kAcquire);
+  for (int i = 0; i < 4; ++i) v.request(1, "get_children /l");
+  EXPECT_TRUE(check_bounded_load(b.h, v.v).ok) << check_bounded_load(b.h, v.v).message;
+  v.request(1, "get_children /l");
+  EXPECT_FALSE(check_bounded_load(b.h, v.v).ok);
+
+  Builder alone;
+  View av(alone);
+  alone.add(1, Type::kInvoke, Op::kAcquire);
+  for (int i = 0; i < 4; ++i) av.request(1, "get_children /l");
+  EXPECT_FALSE(check_bounded_load(alone.h, av.v).ok);
 }
 
 }  // namespace

@@ -25,9 +25,13 @@ Claims claims_for(const recipes::RecipeInfo& recipe) {
   c.properties.insert(promises.claims.begin(), promises.claims.end());
   c.nodes_per_acquire = std::max<uint32_t>(1, promises.nodes_per_acquire);
   c.reentrant = true;  // every registry recipe derives from LockBase, which is re-entrant
+  c.shared_callers = promises.shared_callers;
+  c.capacity_node = promises.capacity_node;
   c.survives = promises.survives.empty()
                    ? every_fault()
                    : std::set<FaultKind>(promises.survives.begin(), promises.survives.end());
+  // A semaphore that reads its capacity node obeys its changes.
+  if (promises.capacity_node) c.survives.insert(FaultKind::kSetCapacity);
   if (recipe.exposure) {
     const recipes::Exposure& e = *recipe.exposure;
     c.must_violate = e.caught_by;
@@ -37,6 +41,7 @@ Claims claims_for(const recipes::RecipeInfo& recipe) {
     c.needs_wrap = e.needs_wrap;
     c.min_clients = e.min_clients;
     c.stall_task = e.stall_task;
+    c.needs_shared_callers = e.needs_shared_callers;
   }
   return c;
 }
@@ -61,6 +66,9 @@ GenerateOptions generate_options(const recipes::RecipeInfo& recipe, const Claims
   o.wrap_percent = claims.needs_wrap ? 100 : 10;
   o.min_clients = claims.min_clients;
   o.stall_task = claims.stall_task;
+  o.shared_callers = claims.shared_callers;
+  o.force_shared_callers = claims.needs_shared_callers;
+  o.capacity_node = claims.capacity_node;
   // A broken variant is hunted with the faults that expose it; a correct recipe is tried
   // under every kind it claims.
   o.faults = claims.must_violate ? claims.focus : claims.survives;

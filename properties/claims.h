@@ -38,6 +38,9 @@ struct Claims {
   bool needs_wrap = false;               // broken variants: the sequence wrap exposes the bug
   uint32_t min_clients = 2;
   uint32_t nodes_per_acquire = 1;  // Promises::nodes_per_acquire (progress)
+  bool shared_callers = false;     // Promises::shared_callers: several callers on one Lock
+  bool capacity_node = false;      // Promises::capacity_node: set-capacity faults
+  bool needs_shared_callers = false;  // broken variants: shared callers expose the bug
 };
 
 Claims claims_for(const recipes::RecipeInfo& recipe);

@@ -154,6 +154,15 @@ void fault_parameters(Draws* d, Backend backend, const Scenario& s, uint32_t ser
     case FaultKind::kForeignChild:
       f->path = s.workload.lock_path + "/foreign-" + std::to_string(serial);
       break;
+    case FaultKind::kSetCapacity: {
+      f->path = s.workload.capacity_path.empty() ? s.workload.lock_path + "-capacity"
+                                                 : s.workload.capacity_path;
+      // Half of them lower the count to one, where a recipe that does not obey is seen; the
+      // others anywhere from one to one above the starting count.
+      const int64_t top = static_cast<int64_t>(s.workload.max_leases) + 1;
+      f->count = d == nullptr || d->chance(1, 2) ? 1 : static_cast<uint32_t>(d->between(1, top));
+      break;
+    }
     default: break;
   }
 }
@@ -162,7 +171,9 @@ namespace {
 
 // Kinds the swarm loop leaves alone: they came after the sweep was pinned and are drawn in the
 // era that added them (GenerateOptions::draw_era), after every earlier draw.
-bool drawn_in_era2(FaultKind k) { return k == FaultKind::kStall; }
+bool drawn_in_era2(FaultKind k) {
+  return k == FaultKind::kStall || k == FaultKind::kSetCapacity;
+}
 
 }  // namespace
 
@@ -272,8 +283,26 @@ Scenario generate(Draws& d, const GenerateOptions& o) {
     }
   }
   if (!real && o.draw_era >= 2) {
-    // Era 2, drawn after every era-1 draw: stalls of a client's tasks (one; up to eight when
-    // they are the focus).
+    // Era 2, drawn after every era-1 draw. Several caller tasks per client on one Lock.
+    if (o.shared_callers && (o.force_shared_callers || d.chance(1, 3))) {
+      w.callers = static_cast<uint32_t>(d.between(2, 3));
+    }
+    // A semaphore's capacity node, changed during the fault phase by an outside session.
+    const bool capacity_focus = o.focus.count(FaultKind::kSetCapacity) != 0;
+    if (o.capacity_node && o.kind == recipes::Kind::kSemaphore &&
+        o.faults.count(FaultKind::kSetCapacity) != 0 && (capacity_focus || d.chance(1, 2))) {
+      w.capacity_path = w.lock_path + "-capacity";
+      const uint64_t changes = 1 + d.below(3);
+      for (uint64_t i = 0; i < changes; ++i) {
+        Fault f;
+        f.kind = FaultKind::kSetCapacity;
+        f.at = zk::Time{} + d.between(milliseconds(1), phase);
+        f.client = 1;  // reads none; 1 keeps every fault's client in range
+        fault_parameters(&d, o.backend, s, serial++, o.focus, &f);
+        s.faults.push_back(f);
+      }
+    }
+    // Stalls of a client's tasks (one; up to eight when they are the focus).
     const bool stall_focus = o.focus.count(FaultKind::kStall) != 0;
     if (o.faults.count(FaultKind::kStall) != 0 && (stall_focus || d.chance(1, 4))) {
       const uint64_t stalls = stall_focus ? 1 + d.below(8) : 1;

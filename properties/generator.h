@@ -94,6 +94,13 @@ struct GenerateOptions {
   uint32_t draw_era = kLatestDrawEra;
   // Stalls hold this task of the client (a broken variant's Exposure::stall_task); "": drawn.
   std::string stall_task;
+  // Era 2. The recipe promises shared callers: a third of the scenarios (every one when
+  // forced: a broken variant that needs them) run 2..3 caller tasks per client on one Lock.
+  bool shared_callers = false;
+  bool force_shared_callers = false;
+  // Era 2. The recipe reads a capacity node (a semaphore): when set-capacity is allowed, half
+  // the scenarios (every one when it is the focus) change the count 1..3 times.
+  bool capacity_node = false;
 };
 
 // A scenario from `draws` and the options (the seed is the caller's to set).

@@ -48,6 +48,7 @@ const char* to_string(Op op) {
     case Op::kFault: return "fault";
     case Op::kSession: return "session";
     case Op::kReport: return "report";
+    case Op::kCapacity: return "capacity";
   }
   return "?";
 }
@@ -65,9 +66,11 @@ std::string format_time(zk::Time t) {
 }
 
 std::string describe(const Event& e) {
-  char head[96];
-  std::snprintf(head, sizeof head, "#%" PRIu64 " %s c%u s=0x%" PRIx64 " %s %s", e.index,
-                format_time(e.at).c_str(), e.client, e.session.value, to_string(e.type),
+  char head[112];
+  char task[16] = "";
+  if (e.task != 0) std::snprintf(task, sizeof task, ".t%u", e.task);
+  std::snprintf(head, sizeof head, "#%" PRIu64 " %s c%u%s s=0x%" PRIx64 " %s %s", e.index,
+                format_time(e.at).c_str(), e.client, task, e.session.value, to_string(e.type),
                 to_string(e.op));
   std::string out = head;
   const bool lockish = e.op == Op::kAcquire || e.op == Op::kRelease || e.op == Op::kStrayRelease;

@@ -4,7 +4,9 @@
 // as an invocation and its completion (kInvoke, then kOk or kFail), and facts that are not
 // operations (kInfo: a lock-lost notification, a new session, a fault taking effect, a client
 // giving up or finishing, a probe of the tree). Every event carries the virtual (or monotonic)
-// time, the 1-based client index (0 = the world) and the client's session id at that moment.
+// time, the 1-based client index (0 = the world) and the client's session id at that moment;
+// with shared callers, an operation also names its caller task (`task`): a holder is a
+// (client, task) pair.
 //
 // Order: events are appended in the order they happened on the single executor thread, and
 // `index` is that order. Checkers reason in index order, never by time alone (several events
@@ -49,6 +51,8 @@ enum class Op : uint8_t {
   kSession,       // info: the client library reported a session state (`session_state`)
   kReport,        // info: the recipe announced a state change (`text`: "leader", "not-leader";
                   // recipes/lock.h RecipeEvent)
+  kCapacity,      // info (client 0): the semaphore's capacity node was set to `token` leases,
+                  // at the leader, at `at` (a set-capacity fault)
 };
 
 const char* to_string(Type t);
@@ -58,6 +62,10 @@ struct Event {
   uint64_t index = 0;
   zk::Time at;
   uint32_t client = 0;
+  // The caller task within the client (1-based) when the client runs several caller tasks on one
+  // Lock (shared callers): each task is its own holder. 0 for a client's only caller and for
+  // facts about the whole client (session, reopen, give-up, done, crash, fault).
+  uint32_t task = 0;
   zk::SessionId session;
   Type type = Type::kInfo;
   Op op = Op::kFault;

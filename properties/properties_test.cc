@@ -460,6 +460,93 @@ TEST(LongOutage, SessionsSurviveALeaderRestartLongerThanTheirTimeout) {
   EXPECT_GT(trying, 20);
 }
 
+// Shared callers: with WorkloadOptions::callers = 3 each client runs one to three caller tasks
+// per round on its one Lock; every operation names its caller, several callers of one client
+// are granted in turn (never two at once on a mutex), and every correct recipe that promises
+// shared callers passes every property it claims. The sweep draws them for those recipes only.
+TEST(SharedCallers, SeveralTasksShareOneLockAndEachIsItsOwnHolder) {
+  for (const RecipeInfo& r : recipes::registry()) {
+    if (r.expected != Expected::kCorrect) continue;
+    const GenerateOptions go = generate_options(r, claims_for(r), {});
+    int shared = 0;
+    for (uint64_t seed = 1; seed <= 60; ++seed) {
+      shared += generate_scenario(seed, go).workload.callers > 1 ? 1 : 0;
+    }
+    if (!r.promises.shared_callers) {
+      EXPECT_EQ(shared, 0) << r.name;
+      continue;
+    }
+    EXPECT_GT(shared, 5) << r.name;
+    std::set<uint32_t> callers_granted;
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+      Scenario s;
+      s.seed = seed;
+      s.workload.kind = r.kind;
+      s.workload.clients = 2;
+      s.workload.rounds = 4;
+      s.workload.callers = 3;
+      s.workload.max_leases = 2;
+      s.workload.reentrant_percent = 30;
+      s.workload.timed_percent = 20;
+      finish_scenario(&s);
+      const SeedOutcome o = run_scenario(r, claims_for(r), s);
+      EXPECT_EQ(o.first_violation(), nullptr)
+          << r.name << " seed " << seed << ": " << o.first_violation()->message;
+      for (const Event& e : o.run.history.events()) {
+        if (e.op == Op::kAcquire && e.type == Type::kOk && e.hold_count == 1) {
+          callers_granted.insert(e.task);
+        }
+      }
+    }
+    EXPECT_EQ(callers_granted, (std::set<uint32_t>{1, 2, 3})) << r.name;
+  }
+}
+
+// A semaphore's capacity node lowered during the run (a set-capacity fault from 3 to 1): the
+// history records the change, the semaphores that read the count pass every property, and
+// broken/semaphore-cached-capacity, which read it once, is caught by mutual exclusion.
+TEST(Capacity, ALoweredCountHoldsBackLaterGrants) {
+  Scenario s;
+  s.workload.kind = recipes::Kind::kSemaphore;
+  s.workload.clients = 4;
+  s.workload.rounds = 6;
+  s.workload.max_leases = 3;
+  s.workload.hold_min = zk::milliseconds(5);
+  s.workload.hold_max = zk::milliseconds(15);
+  s.workload.capacity_path = s.workload.lock_path + "-capacity";
+  sim::Fault lower;
+  lower.kind = FaultKind::kSetCapacity;
+  lower.at = zk::Time{} + zk::milliseconds(20);
+  lower.client = 1;
+  lower.path = s.workload.capacity_path;
+  lower.count = 1;
+  s.faults.push_back(lower);
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    s.seed = seed;
+    finish_scenario(&s);
+    for (const char* name : {"semaphore", "semaphore-gated"}) {
+      const RecipeInfo* r = recipes::find_recipe(name);
+      const SeedOutcome o = run_scenario(*r, claims_for(*r), s);
+      EXPECT_EQ(o.first_violation(), nullptr)
+          << name << " seed " << seed << ": " << o.first_violation()->message;
+      int changes = 0;
+      for (const Event& e : o.run.history.events()) {
+        if (e.op == Op::kCapacity) {
+          ++changes;
+          EXPECT_EQ(e.token, 1);
+        }
+      }
+      EXPECT_EQ(changes, 1) << name;
+    }
+    const RecipeInfo* bad = recipes::find_recipe("broken/semaphore-cached-capacity");
+    const SeedOutcome b = run_scenario(*bad, claims_for(*bad), s);
+    const Verdict* v = b.verdict(Property::kMutualExclusion);
+    caught += v != nullptr && !v->ok ? 1 : 0;
+  }
+  EXPECT_GT(caught, 0);
+}
+
 // ---- determinism -------------------------------------------------------------------------------
 
 // Running the same recipe and scenario twice gives the same history and the same event-log

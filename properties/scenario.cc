@@ -45,6 +45,8 @@ std::string describe(const Scenario& s) {
       zk::to_string(s.liveness_bound).c_str());
   std::string out = buf;
   if (w.try_percent != 0) out += " try=" + std::to_string(w.try_percent) + "%";
+  if (w.callers > 1) out += " callers=" + std::to_string(w.callers);
+  if (!w.capacity_path.empty()) out += " capacity_path=" + w.capacity_path;
   if (s.sequence_start) out += " sequence_start=" + std::to_string(*s.sequence_start);
   for (const Fault& f : s.faults) {
     out += "\n  fault at " + format_time(f.at) + ": " + sim::describe(f);

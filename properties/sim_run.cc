@@ -70,6 +70,21 @@ zk::Task<void> make_dirs(zk::Session* session, std::string path, bool* done) {
   *done = true;
 }
 
+// Creates the capacity node `path` (its parents first) holding `count`.
+zk::Task<void> make_count(zk::Session* session, std::string path, uint32_t count, bool* done) {
+  bool parents = false;
+  const size_t slash = path.rfind('/');
+  if (slash != 0 && slash != std::string::npos) {
+    co_await make_dirs(session, path.substr(0, slash), &parents);
+  }
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    zk::Result<zk::Created> r =
+        co_await session->create(path, std::to_string(count), zk::CreateMode::kPersistent);
+    if (r.ok() || r.error == zk::Error::kNodeExists) break;
+  }
+  *done = true;
+}
+
 // Records the server's view of a run (ServerView) as it happens, placed in the history by the
 // number of events recorded so far. Reads the world only to name a node's owner.
 class ViewRecorder final : public sim::Observer {
@@ -157,6 +172,15 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
                                    "setup");
   while (!made && world->now() < zk::Time{} + zk::seconds(10) && world->step()) {
   }
+  // A semaphore's capacity node, when the scenario has one: max_leases until a set-capacity.
+  if (!s.workload.capacity_path.empty()) {
+    bool counted = false;
+    world->client(1).context().spawn(
+        make_count(&world->client(1), s.workload.capacity_path, s.workload.max_leases, &counted),
+        "setup");
+    while (!counted && world->now() < zk::Time{} + zk::seconds(10) && world->step()) {
+    }
+  }
   // The view starts with the workload: the setup's directories are not the lock's nodes.
   ViewRecorder recorder(world.get(), &out.history, s.workload.lock_path, &out.server);
   world->set_observer(&recorder);
@@ -182,10 +206,16 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
     if (f.at > world->now()) world->run_until(f.at);
     Event e;
     e.at = world->now();
-    e.client = f.kind == sim::FaultKind::kForeignChild ? 0 : f.client;
+    e.client = f.kind == sim::FaultKind::kForeignChild || f.kind == sim::FaultKind::kSetCapacity
+                   ? 0
+                   : f.client;
     e.type = Type::kInfo;
     e.op = Op::kFault;
     e.text = sim::describe(f);
+    if (f.kind == sim::FaultKind::kSetCapacity) {
+      e.op = Op::kCapacity;  // the checkers' capacity timeline
+      e.token = f.count;
+    }
     if (e.client != 0 && e.client <= s.workload.clients) {
       e.session = world->client(e.client).id();
     }

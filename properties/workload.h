@@ -2,7 +2,11 @@
 // resource — written once against zk::Session and recipes::Lock, so the same code runs in the
 // simulator (properties/sim_run.h) and against a real ZooKeeper server.
 //
-// Each client runs one root task named "client" on its session's context. Per round it thinks,
+// Each client runs one root task named "client" on its session's context. With shared callers
+// (WorkloadOptions::callers > 1) a round runs 1..callers caller tasks on the client's one Lock:
+// the "client" task is caller 1 and spawns callers 2.. ("caller"), each doing the steps below
+// as its own holder (its events carry its caller number in Event::task), and joins them before
+// the next round; thinking and reopening stay the client's, once per round. Per round it thinks,
 // maybe makes a stray release (it holds nothing: the recipe must answer kNothing), acquires
 // (with a deadline on some rounds), enters the ProtectedResource with its fencing token, maybe
 // re-acquires and releases once (re-entrancy), holds, leaves and releases. While it holds, a
@@ -76,6 +80,13 @@ struct WorkloadOptions {
   zk::Duration long_hold = zk::milliseconds(600);
   uint32_t give_up_percent = 0;  // after losing the lock or the session: stop for good
   uint32_t max_reopens = 8;      // bound on new sessions per client
+  // Shared callers: each round a client runs 1..callers caller tasks at once on its one Lock
+  // (made with LockOptions::shared_callers), each its own holder; 1 = one caller, as always.
+  // Only for recipes whose promises say shared_callers.
+  uint32_t callers = 1;
+  // Semaphores: the capacity node the recipe reads (LockOptions::capacity_path); the driver
+  // creates it with max_leases before the run, and set-capacity faults change it. Empty: none.
+  std::string capacity_path;
 };
 
 // The protected resource: it records every enter and leave with the caller's fencing token
@@ -85,13 +96,14 @@ struct WorkloadOptions {
 class ProtectedResource {
  public:
   ProtectedResource(History* history, bool fenced) : history_(history), fenced_(fenced) {}
-  // Returns whether the token was accepted.
-  bool enter(zk::Time at, uint32_t client, zk::SessionId session, int64_t token);
-  bool leave(zk::Time at, uint32_t client, zk::SessionId session, int64_t token);
+  // Returns whether the token was accepted. `task`: the caller (Event::task; 0 for the only one).
+  bool enter(zk::Time at, uint32_t client, uint32_t task, zk::SessionId session, int64_t token);
+  bool leave(zk::Time at, uint32_t client, uint32_t task, zk::SessionId session, int64_t token);
   int64_t max_accepted() const { return max_accepted_; }
 
  private:
-  bool use(Op op, zk::Time at, uint32_t client, zk::SessionId session, int64_t token);
+  bool use(Op op, zk::Time at, uint32_t client, uint32_t task, zk::SessionId session,
+           int64_t token);
   History* history_;
   bool fenced_;
   int64_t max_accepted_ = INT64_MIN;
@@ -117,12 +129,24 @@ class Workload {
 
  private:
   struct ClientState;
+  struct CallerState;
   static zk::Task<void> client_main(Workload* w, uint32_t client);
-  static zk::Task<void> hold(Workload* w, uint32_t client, recipes::Grant grant);
-  static zk::Task<void> lost_watch(Workload* w, uint32_t client, recipes::Lock* lock,
-                                   uint64_t generation);
+  // One caller's round on the client's Lock: stray release, acquire, hold, release. Sets
+  // *gave_up when the caller stops the client (a lost lock or dead session it gives up after,
+  // or an exception out of the recipe).
+  static zk::Task<void> caller_round(Workload* w, uint32_t client, uint32_t caller,
+                                     bool* gave_up);
+  static zk::Task<void> spawned_round(Workload* w, uint32_t client, uint32_t caller,
+                                      bool* gave_up);
+  static zk::Task<void> hold(Workload* w, uint32_t client, uint32_t caller, recipes::Grant grant);
+  static zk::Task<void> lost_watch(Workload* w, uint32_t client, uint32_t caller,
+                                   recipes::Lock* lock, uint64_t generation);
   static zk::Task<void> session_watch(Workload* w, uint32_t client, zk::SessionEvents events);
   Event event(uint32_t client, Type type, Op op);
+  // An operation's event of caller `caller` (its Event::task with shared callers).
+  Event event(uint32_t client, uint32_t caller, Type type, Op op);
+  // The lock's state for caller `caller` (state_of its task with shared callers).
+  recipes::LockState state_for(uint32_t client, uint32_t caller, const recipes::Lock* lock) const;
   recipes::Role role_of(uint32_t client) const;
   bool renew_lock(uint32_t client);
   void watch_session(uint32_t client);

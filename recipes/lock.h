@@ -5,7 +5,11 @@
 // written only against the contract (zk/): the same code runs in the simulator and on the real
 // ZooKeeper client. All methods are called, and all coroutines resume, on the session's context's
 // executor; a Lock is not thread-safe and is used by one task at a time (re-entrant acquire by
-// the same holder is the exception the mutex documents).
+// the same holder is the exception the mutex documents) — unless it was made with
+// LockOptions::shared_callers by a recipe that promises them (Promises::shared_callers): then
+// several tasks of the client may use it at once and each caller task (zk::this_task) is its
+// own holder, as Curator's InterProcessMutex, whose lock data is per thread, is used from
+// several threads.
 //
 // Safety is reported, not assumed: a holder learns that its lock is no longer safe to use
 // through state() / holds() and through lost(), which completes when the grant is suspended
@@ -72,6 +76,15 @@ struct LockOptions {
   // Where the recipe announces its state changes (may be empty: nobody listens). Called on the
   // session's executor, synchronously, at the moment the recipe decides.
   std::function<void(RecipeEvent)> report;
+  // Several tasks of the client use this Lock at once; each caller task is its own holder
+  // (honoured by recipes whose promises say shared_callers; see the header comment).
+  bool shared_callers = false;
+  // Semaphores: a node whose data is the lease count as a decimal number (Curator's
+  // SharedCount beside an InterProcessSemaphoreV2). When set, the recipe reads it, after a
+  // sync, at every decision and watches it while it waits, so a new count takes effect for the
+  // grants that follow (holders above a lowered count keep their leases). A missing node, or
+  // data that is not a count in 1..2^31-1, means max_leases.
+  std::string capacity_path;
 };
 
 class Lock {
@@ -107,6 +120,18 @@ class Lock {
   // when it is already in one of those states. Completes with kNothing when the lock is not
   // held, or is released while the call waits; kCancelled when the waiting task is cancelled.
   virtual zk::Task<zk::Status> lost() = 0;
+
+  // With shared callers: the state of the grant of caller task `task` (the id co_await
+  // zk::this_task() gave it), and lost() for that grant. A recipe without shared callers has
+  // one holder, and these are state() and lost().
+  virtual LockState state_of(uint32_t task) const {
+    (void)task;
+    return state();
+  }
+  virtual zk::Task<zk::Status> lost_of(uint32_t task) {
+    (void)task;
+    return lost();
+  }
 
   // The recipe's name in the registry ("fair-mutex", ...).
   virtual std::string name() const = 0;

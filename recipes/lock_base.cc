@@ -21,14 +21,21 @@ const char* to_string(LockState s) {
 }
 
 LockBase::LockBase(zk::Session& session, LockOptions options, std::string recipe_name)
-    : session_(session),
-      options_(std::move(options)),
-      recipe_name_(std::move(recipe_name)),
-      gw_(std::make_shared<detail::GrantWatch>()) {}
+    : session_(session), options_(std::move(options)), recipe_name_(std::move(recipe_name)) {}
 
-LockBase::~LockBase() { stop_monitor(Error::kNothing); }
+LockBase::~LockBase() {
+  for (auto& [k, h] : holders_) stop_monitor(h, Error::kNothing);
+}
 
-void LockBase::announce_leadership() { gw_->report = options_.report; }
+void LockBase::announce_leadership() { announces_ = true; }
+
+void LockBase::announce(RecipeEvent e) { announce_to(holder(last_task_), e); }
+
+void LockBase::announce_to(Holder& h, RecipeEvent e) {
+  if (!announces_) return;
+  if (!h.gw->report) h.gw->report = options_.report;
+  h.gw->announce(e);
+}
 
 std::string LockBase::node_data() const { return options_.client_name; }
 
@@ -46,54 +53,91 @@ bool LockBase::session_dead() const {
   return s == zk::SessionState::kExpired || s == zk::SessionState::kClosed;
 }
 
+const LockBase::Holder* LockBase::find(uint32_t task) const {
+  auto it = holders_.find(key(task));
+  return it == holders_.end() ? nullptr : &it->second;
+}
+
+void LockBase::forget_if_idle(uint32_t task) {
+  auto it = holders_.find(key(task));
+  if (it == holders_.end() || it->second.phase != Phase::kIdle) return;
+  stop_monitor(it->second, Error::kNothing);
+  holders_.erase(it);
+}
+
+bool LockBase::trying(uint32_t task) const {
+  const Holder* h = find(task);
+  return h != nullptr && h->trying;
+}
+
+const std::string& LockBase::held_node() const {
+  static const std::string kNone;
+  const Holder* h = find(last_task_);
+  return h == nullptr ? kNone : h->held.path;
+}
+
 // ---- acquire / release ------------------------------------------------------------------------
 
 zk::Task<zk::Result<Grant>> LockBase::acquire(zk::Time deadline) {
   using R = zk::Result<Grant>;
-  if (phase_ == Phase::kHeld) {
-    // Re-entrant: the Lock object is the holder. A lost grant is not extended.
-    if (state() == LockState::kLost) co_return R::failure(Error::kSessionExpired);
-    ++hold_count_;
-    co_return R{Error::kOk, Grant{held_.czxid.value, held_.path, hold_count_}};
+  const uint32_t task = co_await zk::this_task();
+  last_task_ = task;
+  Holder* h = &holder(task);
+  if (h->phase == Phase::kHeld) {
+    // Re-entrant: the holder (the Lock, or this task) already holds. A lost grant is not extended.
+    if (state_of(*h) == LockState::kLost) co_return R::failure(Error::kSessionExpired);
+    ++h->hold_count;
+    co_return R{Error::kOk, Grant{h->held.czxid.value, h->held.path, h->hold_count}};
   }
-  // One operation at a time per handle (see lock.h); a second concurrent acquire is misuse.
-  if (phase_ != Phase::kIdle) co_return R::failure(Error::kApiError);
-  phase_ = Phase::kAcquiring;
+  // One operation at a time per holder (see lock.h); a second concurrent acquire is misuse.
+  if (h->phase != Phase::kIdle) co_return R::failure(Error::kApiError);
+  h->phase = Phase::kAcquiring;
   ++stats_.attempts;
   zk::Result<Held> r = co_await attempt(deadline);
+  h = &holder(task);  // other tasks may have added holders meanwhile (std::map: still valid)
   if (!r.ok()) {
-    phase_ = Phase::kIdle;
-    announce(RecipeEvent::kNotLeader);
+    h->phase = Phase::kIdle;
+    announce_to(*h, RecipeEvent::kNotLeader);
+    if (!h->trying) forget_if_idle(task);
     co_return R::failure(r.error);
   }
-  held_ = std::move(r.value);
-  hold_count_ = 1;
-  phase_ = Phase::kHeld;
-  if (!monitor_trusts_stale_check_) announce(RecipeEvent::kLeader);  // else the monitor does
-  start_monitor();
-  co_return R{Error::kOk, Grant{held_.czxid.value, held_.path, hold_count_}};
+  h->held = std::move(r.value);
+  h->hold_count = 1;
+  h->phase = Phase::kHeld;
+  if (!monitor_trusts_stale_check_) announce_to(*h, RecipeEvent::kLeader);  // else the monitor
+  start_monitor(*h);
+  co_return R{Error::kOk, Grant{h->held.czxid.value, h->held.path, h->hold_count}};
 }
 
 zk::Task<zk::Result<Grant>> LockBase::try_acquire() {
-  trying_ = true;
+  const uint32_t task = co_await zk::this_task();
+  holder(task).trying = true;
   zk::Result<Grant> r = co_await acquire(zk::kNever);
-  trying_ = false;
+  holder(task).trying = false;
+  forget_if_idle(task);
   co_return r;
 }
 
 zk::Task<zk::Status> LockBase::release() {
-  if (phase_ != Phase::kHeld) co_return zk::Status::failure(Error::kNothing);
-  if (hold_count_ > 1) {
-    --hold_count_;
+  const uint32_t task = co_await zk::this_task();
+  last_task_ = task;
+  auto it = holders_.find(key(task));
+  if (it == holders_.end() || it->second.phase != Phase::kHeld) {
+    co_return zk::Status::failure(Error::kNothing);
+  }
+  Holder& h = it->second;  // std::map: the reference stays valid while other holders come and go
+  if (h.hold_count > 1) {
+    --h.hold_count;
     co_return zk::Status{};
   }
-  phase_ = Phase::kReleasing;
-  hold_count_ = 0;
-  announce(RecipeEvent::kNotLeader);
-  stop_monitor(Error::kNothing);
-  (void)co_await drop(held_);
-  held_ = Held{};
-  phase_ = Phase::kIdle;
+  h.phase = Phase::kReleasing;
+  h.hold_count = 0;
+  announce_to(h, RecipeEvent::kNotLeader);
+  stop_monitor(h, Error::kNothing);
+  (void)co_await drop(h.held);
+  h.held = Held{};
+  h.phase = Phase::kIdle;
+  forget_if_idle(task);
   co_return zk::Status{};
 }
 
@@ -108,51 +152,63 @@ zk::Task<zk::Status> LockBase::drop(Held held) {
 
 // ---- safety (S7) ------------------------------------------------------------------------------
 
-LockState LockBase::state() const {
-  switch (phase_) {
+LockState LockBase::state() const { return state_of(last_task_); }
+
+LockState LockBase::state_of(uint32_t task) const {
+  const Holder* h = find(task);
+  return h == nullptr ? LockState::kIdle : state_of(*h);
+}
+
+LockState LockBase::state_of(const Holder& h) const {
+  switch (h.phase) {
     case Phase::kIdle:
     case Phase::kReleasing: return LockState::kIdle;
     case Phase::kAcquiring: return LockState::kAcquiring;
     case Phase::kHeld: break;
   }
   if (ignore_expiry_) return LockState::kHeld;
-  if (gw_->lost) return LockState::kLost;
-  if (session_dead() || session_.id() != held_.session) return LockState::kLost;
-  if (session_.state() == zk::SessionState::kConnecting || gw_->suspended) {
+  if (h.gw->lost) return LockState::kLost;
+  if (session_dead() || session_.id() != h.held.session) return LockState::kLost;
+  if (session_.state() == zk::SessionState::kConnecting || h.gw->suspended) {
     return LockState::kSuspended;
   }
   return LockState::kHeld;
 }
 
-zk::Task<zk::Status> LockBase::lost() {
-  if (phase_ != Phase::kHeld) co_return zk::Status::failure(Error::kNothing);
-  const LockState s = state();
+zk::Task<zk::Status> LockBase::lost() { return lost_of(last_task_); }
+
+zk::Task<zk::Status> LockBase::lost_of(uint32_t task) {
+  auto it = holders_.find(key(task));
+  if (it == holders_.end() || it->second.phase != Phase::kHeld) {
+    co_return zk::Status::failure(Error::kNothing);
+  }
+  const LockState s = state_of(it->second);
   if (s == LockState::kSuspended || s == LockState::kLost) co_return zk::Status{};
   zk::Promise<zk::Status> p;
-  gw_->waiters.push_back(p);
+  it->second.gw->waiters.push_back(p);
   co_return co_await p.future();
 }
 
-void LockBase::start_monitor() {
+void LockBase::start_monitor(Holder& h) {
   if (ignore_expiry_) return;
-  gw_->generation++;
-  gw_->suspended = false;
-  gw_->lost = false;
+  h.gw->generation++;
+  h.gw->suspended = false;
+  h.gw->lost = false;
   // Subscribe now, synchronously with the grant, so no session event can slip in between.
   zk::SessionEvents events = session_.subscribe();
-  monitor_ = session_.context().spawn(monitor(gw_, &session_, std::move(events), held_.path,
-                                              held_.session, gw_->generation, &stats_,
-                                              monitor_trusts_stale_check_),
-                                      "lock-monitor");
+  h.monitor = session_.context().spawn(monitor(h.gw, &session_, std::move(events), h.held.path,
+                                               h.held.session, h.gw->generation, &stats_,
+                                               monitor_trusts_stale_check_),
+                                       "lock-monitor");
 }
 
-void LockBase::stop_monitor(Error why) {
-  gw_->generation++;
-  if (monitor_.valid()) monitor_.cancel();
-  monitor_ = zk::TaskHandle();
-  gw_->notify(why);
-  gw_->suspended = false;
-  gw_->lost = false;
+void LockBase::stop_monitor(Holder& h, Error why) {
+  h.gw->generation++;
+  if (h.monitor.valid()) h.monitor.cancel();
+  h.monitor = zk::TaskHandle();
+  h.gw->notify(why);
+  h.gw->suspended = false;
+  h.gw->lost = false;
 }
 
 zk::Task<void> LockBase::monitor(std::shared_ptr<detail::GrantWatch> gw, zk::Session* session,

@@ -6,6 +6,12 @@
 // node (a broken variant may deliberately not). LockBase turns that into the Lock interface:
 //   - re-entrancy: the Lock object is the holder; acquire() on a held lock adds one to the hold
 //     count and returns the same grant (same node, same fencing token);
+//   - shared callers (LockOptions::shared_callers, for a recipe that opts in with per_task_):
+//     each caller task (zk::this_task) is its own holder, as Curator's InterProcessMutex keeps
+//     its lock data per thread: its own phase, hold count, grant, try flag and grant monitor.
+//     A second task's acquire queues behind the first's grant; re-entrancy is per task; a
+//     release by a task that holds nothing answers kNothing. state() and lost() then speak
+//     for the task that last called acquire or release; state_of / lost_of name the task;
 //   - release(): the last release deletes the node, retrying through connection loss and
 //     cancellation until the delete is done or the session is gone (S5); a release by a Lock
 //     that holds nothing returns kNothing;
@@ -24,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -104,13 +111,15 @@ class LockBase : public Lock {
   zk::Task<zk::Status> release() final;
   LockState state() const final;
   zk::Task<zk::Status> lost() final;
+  LockState state_of(uint32_t task) const final;
+  zk::Task<zk::Status> lost_of(uint32_t task) final;
   std::string name() const final { return recipe_name_; }
 
   // This recipe's counters (a recipe built of inner locks adds theirs).
   virtual RecipeStats stats() const { return stats_; }
   const LockOptions& options() const { return options_; }
-  // The node of the current grant ("" when not held).
-  const std::string& held_node() const { return held_.path; }
+  // The node of the current grant of the last caller ("" when not held).
+  const std::string& held_node() const;
 
  protected:
   // One fresh acquisition. On error the recipe has cleaned up its own node. Every wait for
@@ -119,15 +128,24 @@ class LockBase : public Lock {
   virtual zk::Task<zk::Result<Held>> attempt(zk::Time deadline) = 0;
   // How long attempt() may wait for another holder: `deadline`, or during try_acquire() not at
   // all (a time long past: the wait ends with kOperationTimeout at once).
-  zk::Time wait_limit(zk::Time deadline) const { return trying_ ? zk::Time{} : deadline; }
-  bool trying() const { return trying_; }
+  // These two speak for the last caller; a recipe that opts in to shared callers (per_task_)
+  // names the caller task whose attempt asks (co_await zk::this_task()).
+  zk::Time wait_limit(zk::Time deadline) const { return wait_limit(deadline, last_task_); }
+  bool trying() const { return trying(last_task_); }
+  zk::Time wait_limit(zk::Time deadline, uint32_t task) const {
+    return trying(task) ? zk::Time{} : deadline;
+  }
+  bool trying(uint32_t task) const;
   // Gives up the node of a grant at the last release. The default deletes it, retrying through
   // ambiguous outcomes until done or the session is gone (remove_own).
   virtual zk::Task<zk::Status> drop(Held held);
 
   // Broken-variant hooks (the correct recipes leave them false).
   bool ignore_expiry_ = false;         // state() stays kHeld, lost() never fires (S7 broken)
-  bool trying_ = false;                // inside try_acquire()
+  // Set by a recipe whose own state is per attempt (QueueLock, GatedSemaphore): with
+  // LockOptions::shared_callers its grants are then kept per caller task. A recipe that leaves
+  // it false keeps one holder per Lock object whatever the option says.
+  bool per_task_ = false;
   bool release_forgets_node_ = false;  // a delete that meets connection loss is not retried
   bool recheck_without_sync_ = false;  // re-checks after an ambiguous outcome skip the sync
   // Leadership is announced by the grant monitor after its own check of the node, not at the
@@ -143,7 +161,7 @@ class LockBase : public Lock {
   // acquire fails.
   void announce_leadership();
   // Announces `e` now (recipes that announce only; nothing when the listener already knows).
-  void announce(RecipeEvent e) { gw_->announce(e); }
+  void announce(RecipeEvent e);
 
   // ---- helpers for recipes ----
   zk::Session& session() { return session_; }
@@ -175,8 +193,29 @@ class LockBase : public Lock {
 
  private:
   enum class Phase : uint8_t { kIdle, kAcquiring, kHeld, kReleasing };
-  void start_monitor();
-  void stop_monitor(zk::Error why);
+  // What one holder (the Lock, or one caller task with shared callers) has.
+  struct Holder {
+    Phase phase = Phase::kIdle;
+    uint32_t hold_count = 0;
+    Held held;
+    bool trying = false;  // inside try_acquire()
+    std::shared_ptr<detail::GrantWatch> gw = std::make_shared<detail::GrantWatch>();
+    zk::TaskHandle monitor;
+  };
+  // The holder key of caller task `task`: the task with shared callers, else 0 (the Lock).
+  uint32_t key(uint32_t task) const {
+    return per_task_ && options_.shared_callers ? task : 0;
+  }
+  Holder& holder(uint32_t task) { return holders_[key(task)]; }
+  const Holder* find(uint32_t task) const;
+  // Forgets an idle holder (its monitor stopped): tasks come and go.
+  void forget_if_idle(uint32_t task);
+  // Announces `e` to the listener through `h`'s grant watch (recipes that announce only).
+  void announce_to(Holder& h, RecipeEvent e);
+  bool announces_ = false;  // announce_leadership()
+  LockState state_of(const Holder& h) const;
+  void start_monitor(Holder& h);
+  void stop_monitor(Holder& h, zk::Error why);
   static zk::Task<void> monitor(std::shared_ptr<detail::GrantWatch> gw, zk::Session* session,
                                 zk::SessionEvents events, std::string node, zk::SessionId sid,
                                 uint64_t generation, RecipeStats* stats, bool trust_stale);
@@ -184,12 +223,9 @@ class LockBase : public Lock {
   zk::Session& session_;
   LockOptions options_;
   std::string recipe_name_;
-  Phase phase_ = Phase::kIdle;
-  uint32_t hold_count_ = 0;
-  Held held_;
+  std::map<uint32_t, Holder> holders_;  // by key(); absent = idle
+  uint32_t last_task_ = 0;               // the task that last called acquire or release
   uint64_t attempt_counter_ = 0;
-  std::shared_ptr<detail::GrantWatch> gw_;
-  zk::TaskHandle monitor_;
 };
 
 // Outcome of parsing one child name against the markers a recipe uses ("lock-", "read-", ...).

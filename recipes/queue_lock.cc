@@ -17,6 +17,40 @@ zk::Result<T> fail(Error e) {
   return zk::Result<T>::failure(zk::is_session_fatal(e) ? Error::kSessionExpired : e);
 }
 
+using WatchBox = zk::Mailbox<zk::Result<zk::WatchEvent>>;
+
+// Posts what waiting on `w` gives, unless the wait was cancelled (its waiter has moved on).
+zk::Task<void> forward(zk::Watch w, zk::Time deadline, WatchBox box) {
+  zk::Result<zk::WatchEvent> r = co_await w.wait(deadline);
+  if (r.error != Error::kCancelled) box.post(std::move(r));
+}
+
+// Waits on two watches at once (a semaphore waiter's child list and its capacity node, as
+// Curator's semaphore wakes on either): each is waited on by a forwarding root task, the first
+// answer wins and the other forwarder is cancelled.
+zk::Task<zk::Result<zk::WatchEvent>> wait_either(zk::Context& ctx, zk::Watch a, zk::Watch b,
+                                                 zk::Time deadline) {
+  WatchBox box;
+  zk::TaskHandle fa = ctx.spawn(forward(a, deadline, box), "watch-forward");
+  zk::TaskHandle fb = ctx.spawn(forward(b, deadline, box), "watch-forward");
+  zk::Result<zk::WatchEvent> r = co_await box.next();
+  fa.cancel();
+  fb.cancel();
+  co_return r;
+}
+
+// The lease count in a capacity node's data, if it is one (1..2^31-1 in decimal).
+std::optional<uint32_t> parse_capacity(const std::string& data) {
+  if (data.empty() || data.size() > 10) return std::nullopt;
+  uint64_t v = 0;
+  for (char ch : data) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(ch - '0');
+  }
+  if (v == 0 || v > INT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(v);
+}
+
 }  // namespace
 
 QueueLock::QueueLock(zk::Session& session, LockOptions options, std::string recipe_name,
@@ -28,6 +62,7 @@ QueueLock::QueueLock(zk::Session& session, LockOptions options, std::string reci
       markers_(markers_of(policy_, marker_)) {
   ignore_expiry_ = flaws_.ignore_expiry;
   release_forgets_node_ = flaws_.release_forgets_node;
+  per_task_ = true;  // every fact of an attempt lives in attempt()'s frame
   monitor_trusts_stale_check_ = flaws_.monitor_trusts_stale_check;
   if (flaws_.block_event_thread) {
     // A session listener on the event thread: it opens the gate when the client reconnects.
@@ -68,10 +103,16 @@ std::vector<std::string> QueueLock::markers_of(QueuePolicy policy, const std::st
 zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
   // No directory check up front: the create answers kNoNode when the directory is missing,
   // and only then is it created (one request less per acquire).
+  const uint32_t me = co_await zk::this_task();  // the caller (shared callers: per task)
   std::optional<Node> mine;
   zk::Watch watch;      // the watch we wait on; reused while still armed
   std::string watched;  // its path ("" for the child list)
   Inbox inbox;          // wait_on_event_thread: the current watch's events, from its callback
+  // A semaphore with a capacity node: the count read (after a sync) and the watch on the node,
+  // re-read whenever that watch is not armed or has fired.
+  const bool counted = policy_ == QueuePolicy::kSemaphore && !options().capacity_path.empty();
+  std::optional<uint32_t> capacity;
+  zk::Watch count_watch;
   const bool children_policy = (policy_ == QueuePolicy::kNaive) ||
                                (policy_ == QueuePolicy::kSemaphore && !flaws_.watch_lease_ahead);
 
@@ -83,6 +124,26 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
       if (!c.ok()) co_return fail<Held>(c.error);
       mine = std::move(c.value);
     }
+
+    // A semaphore's count, read before the list (so no await falls between the list and the
+    // decision): again whenever its watch has fired or is gone. The count read was in force at
+    // some moment of this acquire, and the watch hears of every change after it.
+    const bool cached = flaws_.cache_capacity && cached_capacity_.has_value();
+    if (counted && !cached &&
+        (flaws_.cache_capacity || !capacity || !count_watch.armed() || count_watch.fired())) {
+      // Broken (cache_capacity): read once, without a watch, and kept for good.
+      zk::Result<uint32_t> n =
+          co_await read_capacity(deadline, flaws_.cache_capacity ? nullptr : &count_watch);
+      if (!n.ok()) {
+        if (n.error != Error::kConnectionLoss) co_return co_await give_up(*mine, n.error);
+        zk::Status w = co_await wait_connected(deadline);
+        if (w.ok()) continue;
+        co_return co_await give_up(*mine, w.error);
+      }
+      capacity = n.value;
+      if (flaws_.cache_capacity) cached_capacity_ = n.value;
+    }
+    if (cached) capacity = cached_capacity_;
 
     // Step 2: list (arming a child-list watch unless one is still armed).
     const bool reuse_children =
@@ -128,7 +189,8 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
       mine.reset();
       continue;
     }
-    const Verdict v = decide(cs, static_cast<size_t>(it - cs.begin()));
+    const Verdict v = decide(cs, static_cast<size_t>(it - cs.begin()),
+                             capacity.value_or(options().max_leases));
     if (v.holds)
       co_return zk::Result<Held>{Error::kOk, Held{mine->path, mine->czxid, mine->session}};
 
@@ -183,10 +245,12 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
     if (session_dead()) co_return fail<Held>(Error::kSessionExpired);
     const zk::Time patience =
         flaws_.steal_after.us > 0 ? started + flaws_.steal_after : zk::kNever;
-    const zk::Time until = std::min(wait_limit(deadline), patience);
+    const zk::Time until = std::min(wait_limit(deadline, me), patience);
     zk::Result<zk::WatchEvent> ev;
     if (flaws_.wait_on_event_thread) {
       ev = co_await inbox.next(until);  // what the watch callback passed on
+    } else if (counted && !flaws_.cache_capacity && count_watch.armed() && !count_watch.fired()) {
+      ev = co_await wait_either(session().context(), watch, count_watch, until);
     } else {
       ev = co_await watch.wait(until);
     }
@@ -222,7 +286,8 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
   co_return co_await give_up(*mine, Error::kConnectionLoss);
 }
 
-QueueLock::Verdict QueueLock::decide(const std::vector<detail::ContenderView>& cs, size_t i) const {
+QueueLock::Verdict QueueLock::decide(const std::vector<detail::ContenderView>& cs, size_t i,
+                                     uint32_t capacity) const {
   Verdict v;
   const auto watch_node = [&](size_t j) {
     v.watch = cs[j].name;
@@ -247,7 +312,7 @@ QueueLock::Verdict QueueLock::decide(const std::vector<detail::ContenderView>& c
       if (i == 0) break;
       return watch_node(i - 1);  // a writer waits for the nearest earlier node of any kind
     case QueuePolicy::kSemaphore: {
-      const size_t n = std::max<uint32_t>(options().max_leases, 1);
+      const size_t n = std::max<uint32_t>(capacity, 1);
       if (i < n) break;
       if (flaws_.watch_lease_ahead) return watch_node(i - n);
       v.watch_children = true;
@@ -266,6 +331,34 @@ zk::Task<zk::Result<Held>> QueueLock::give_up(Node mine, Error why) {
   co_return fail<Held>(why);
 }
 
+zk::Task<zk::Status> QueueLock::drop(Held held) {
+  // Broken: the node to delete is whichever this Lock created last, by any task.
+  if (flaws_.one_node_member) held = last_node_;
+  co_return co_await LockBase::drop(std::move(held));
+}
+
+zk::Task<zk::Result<uint32_t>> QueueLock::read_capacity(zk::Time deadline, zk::Watch* watch) {
+  using R = zk::Result<uint32_t>;
+  const std::string path = options().capacity_path;
+  for (int i = 0; i < kMaxRetries; ++i) {
+    // Synced: a lagging server would answer with a count the leader has already replaced.
+    zk::Status s = co_await session().sync(path).until(deadline);
+    if (!s.ok() && s.error != Error::kNoNode) co_return R::failure(s.error);
+    zk::Result<zk::NodeData> d = co_await session().get_data(path, watch).until(deadline);
+    if (d.ok()) {
+      co_return R{Error::kOk, parse_capacity(d.value.data).value_or(options().max_leases)};
+    }
+    if (d.error != Error::kNoNode) co_return R::failure(d.error);
+    // No count node: max_leases, with a creation watch so that its creation wakes a waiter.
+    if (watch == nullptr) co_return R{Error::kOk, options().max_leases};
+    zk::Result<zk::Stat> e = co_await session().exists(path, watch).until(deadline);
+    if (e.error == Error::kNoNode) co_return R{Error::kOk, options().max_leases};
+    if (!e.ok()) co_return R::failure(e.error);
+    // Created between the two reads: read it.
+  }
+  co_return R::failure(Error::kConnectionLoss);
+}
+
 // ---- create, resolving ambiguity (S6) ----------------------------------------------------------
 
 zk::Task<zk::Result<QueueLock::Node>> QueueLock::create_contender(std::string prefix,
@@ -282,6 +375,7 @@ zk::Task<zk::Result<QueueLock::Node>> QueueLock::create_contender(std::string pr
           co_return fail<Node>(abort);
         }
         ++stats_.adopted;
+        last_node_ = Held{f.value.path, f.value.czxid, f.value.session};
         co_return f;
       }
       if (zk::is_session_fatal(f.error)) co_return fail<Node>(f.error);
@@ -309,6 +403,7 @@ zk::Task<zk::Result<QueueLock::Node>> QueueLock::create_contender(std::string pr
       const bool parsed = zk::parse_sequence_suffix(
           std::string_view(n.name).substr(std::min(prefix.size(), n.name.size())), &n.seq);
       if (!parsed) co_return fail<Node>(Error::kMarshallingError);  // not a sequential reply
+      last_node_ = Held{n.path, n.czxid, n.session};
       co_return zk::Result<Node>{Error::kOk, std::move(n)};
     }
     if (r.error == Error::kNoNode) {  // the directory vanished
@@ -397,24 +492,27 @@ GatedSemaphore::GatedSemaphore(zk::Session& session, LockOptions options, std::s
     : LockBase(session, options, recipe_name),
       gate_(session, under(options, "locks"), recipe_name + "/gate", QueuePolicy::kMutex),
       leases_(session, under(options, "leases"), recipe_name + "/leases", QueuePolicy::kSemaphore,
-              {}, "lease-") {}
+              {}, "lease-") {
+  per_task_ = true;  // the gate and the leases keep theirs per task too
+}
 
 zk::Task<zk::Result<Held>> GatedSemaphore::attempt(zk::Time deadline) {
+  const uint32_t me = co_await zk::this_task();  // the caller (shared callers: per task)
   // A try takes the gate and the lease only if neither must be waited for.
   // (Each Task is named before it is awaited: GCC 12 destroys a conditional's temporary twice
   // inside co_await.)
-  zk::Task<zk::Result<Grant>> gating = trying() ? gate_.try_acquire() : gate_.acquire(deadline);
+  zk::Task<zk::Result<Grant>> gating = trying(me) ? gate_.try_acquire() : gate_.acquire(deadline);
   zk::Result<Grant> g = co_await std::move(gating);
   if (!g.ok()) co_return zk::Result<Held>::failure(g.error);
   zk::Task<zk::Result<Grant>> leasing =
-      trying() ? leases_.try_acquire() : leases_.acquire(deadline);
+      trying(me) ? leases_.try_acquire() : leases_.acquire(deadline);
   zk::Result<Grant> lease = co_await std::move(leasing);
   // Whatever the lease's outcome, the gate goes to the next contender.
   (void)co_await gate_.release();
   if (!lease.ok()) co_return zk::Result<Held>::failure(lease.error);
   // The gate's release retries through disconnects until its delete is done or the session is
   // gone, so the lease may have died with the session meanwhile: never grant a lost lease.
-  if (leases_.state() == LockState::kLost) {
+  if (leases_.state_of(me) == LockState::kLost) {
     (void)co_await leases_.release();
     co_return zk::Result<Held>::failure(Error::kSessionExpired);
   }

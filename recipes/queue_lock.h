@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,14 @@ struct QueueFlaws {
   // LockBase::monitor_trusts_stale_check_: leadership is announced by the grant monitor after
   // its own check, even when the caller released meanwhile (kLeader for a node gone).
   bool monitor_trusts_stale_check = false;
+  // The node of the current attempt is kept in one member of the Lock, not per caller task
+  // (a Java recipe with an `ourPath` field used from several threads): with shared callers a
+  // second task's create overwrites the first's, and the first task's release deletes the
+  // second task's node, leaving its own behind.
+  bool one_node_member = false;
+  // Semaphores with LockOptions::capacity_path: the count is read once, at the first attempt,
+  // and cached for good (never re-read, never watched): a lowered count is never obeyed.
+  bool cache_capacity = false;
 };
 
 class QueueLock : public LockBase {
@@ -95,6 +104,7 @@ class QueueLock : public LockBase {
 
  protected:
   zk::Task<zk::Result<Held>> attempt(zk::Time deadline) override;
+  zk::Task<zk::Status> drop(Held held) override;
 
   // The markers of every contender this recipe's nodes compete with.
   const std::vector<std::string>& markers() const { return markers_; }
@@ -120,7 +130,8 @@ class QueueLock : public LockBase {
   // Ends an attempt that owns `mine` with error `why`, deleting the node unless the session is
   // gone (or a flaw says to leave it).
   zk::Task<zk::Result<Held>> give_up(Node mine, zk::Error why);
-  Verdict decide(const std::vector<detail::ContenderView>& sorted, size_t mine) const;
+  Verdict decide(const std::vector<detail::ContenderView>& sorted, size_t mine,
+                 uint32_t capacity) const;
   std::string our_marker() const;
   static std::vector<std::string> markers_of(QueuePolicy policy, const std::string& marker);
 
@@ -138,6 +149,12 @@ class QueueLock : public LockBase {
   // Scratch for attempt()'s parsed queue, so its capacity is reused from one listing to the
   // next. Filled and read with no suspension in between, so attempts never share it.
   std::vector<detail::ContenderView> contenders_;
+  Held last_node_;  // flaws_.one_node_member: the node this Lock created last, for any task
+  // The semaphore's capacity read from LockOptions::capacity_path (cache_capacity: once).
+  std::optional<uint32_t> cached_capacity_;
+  // Reads the capacity (see LockOptions::capacity_path), arming *watch on the count node when
+  // `watch` is set (a creation watch when it is missing). Errors of the sync or the read.
+  zk::Task<zk::Result<uint32_t>> read_capacity(zk::Time deadline, zk::Watch* watch);
 };
 
 // S8: leader election on the fair mutex. acquire() = become leader (blocks while another

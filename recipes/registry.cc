@@ -88,6 +88,18 @@ RecipeInfo claiming(std::set<Property> claims, RecipeInfo r) {
   return claiming(std::move(claims), 1, std::move(r));
 }
 
+// A recipe whose Lock several tasks of a client may use at once (Promises::shared_callers).
+RecipeInfo shared(RecipeInfo r) {
+  r.promises.shared_callers = true;
+  return r;
+}
+
+// A semaphore that reads its capacity node (Promises::capacity_node).
+RecipeInfo counted(RecipeInfo r) {
+  r.promises.capacity_node = true;
+  return r;
+}
+
 // A broken variant and how it is caught.
 RecipeInfo caught(Exposure e, RecipeInfo r) {
   r.exposure = std::move(e);
@@ -114,12 +126,13 @@ std::vector<RecipeInfo> build() {
                     "race to create one ephemeral node; losers watch it and race again on delete "
                     "(herd-prone, not fair)",
                     "S1, 001 §1", exclusive("exclusive", false)));
-  r.push_back(
+  // The queue recipes keep every fact of an attempt per caller task: shared callers.
+  r.push_back(shared(
       claiming({P::kFifo, P::kHerdFree},
                entry("fair-mutex", Kind::kMutex, ok,
                      "Curator InterProcessMutex: ephemeral-sequential queue, watch the immediate "
                      "predecessor, re-entrant, timed, cancellable, id in the name",
-                     "S2 S5 S6 S7 S9, 000 002 003 004", queue("fair-mutex", QueuePolicy::kMutex))));
+                     "S2 S5 S6 S7 S9, 000 002 003 004", queue("fair-mutex", QueuePolicy::kMutex)))));
   // The same queue written the callback way: the waiter's watch callback runs on the client's
   // event dispatcher and passes the event on (zk/dispatcher.h).
   r.push_back(claiming(
@@ -132,32 +145,35 @@ std::vector<RecipeInfo> build() {
             queue("fair-mutex-callbacks", QueuePolicy::kMutex,
                   flaw(&QueueFlaws::wait_on_event_thread)))));
   // S3: fair, but every waiter watches the child list.
-  r.push_back(claiming(
+  r.push_back(shared(claiming(
       {P::kFifo}, entry("naive-mutex", Kind::kMutex, ok,
                         "ephemeral-sequential queue, every waiter watches the whole child list "
                         "(correct, herd effect)",
-                        "S3, 004", queue("naive-mutex", QueuePolicy::kNaive))));
+                        "S3, 004", queue("naive-mutex", QueuePolicy::kNaive)))));
   // FIFO; not herd-free: readers share a release's notification by design.
-  r.push_back(
+  r.push_back(shared(
       claiming({P::kFifo},
                entry("read-write", Kind::kReadWrite, ok,
                      "shared lock: a reader waits for the nearest earlier writer, a writer for the "
                      "nearest earlier node (role from LockOptions)",
-                     "S4, 001 §2", queue("read-write", QueuePolicy::kReadWrite))));
-  r.push_back(entry("semaphore", Kind::kSemaphore, ok,
-                    "up to max_leases holders: the N lowest nodes hold, waiters watch the child "
-                    "list (herd traded for liveness when holders leave out of order)",
-                    "S10, 003", queue("semaphore", QueuePolicy::kSemaphore, {}, "lease-")));
+                     "S4, 001 §2", queue("read-write", QueuePolicy::kReadWrite)))));
+  r.push_back(shared(counted(entry(
+      "semaphore", Kind::kSemaphore, ok,
+      "up to max_leases holders (or the count in its capacity node): the N lowest nodes hold, "
+      "waiters watch the child list and the count (herd traded for liveness when holders leave "
+      "out of order)",
+      "S10, 003", queue("semaphore", QueuePolicy::kSemaphore, {}, "lease-")))));
   // Herd-free: only the gate's holder waits on the lease list, and the gate is the fair mutex.
   // One acquire creates two nodes: its place in the gate's queue, then its lease.
-  r.push_back(
+  r.push_back(shared(counted(
       claiming({P::kHerdFree}, 2,
                entry("semaphore-gated", Kind::kSemaphore, ok,
                      "Curator InterProcessSemaphoreV2: take a fair gate mutex, create the lease, "
-                     "wait on the lease list until among max_leases, release the gate (herd-free)",
+                     "wait on the lease list (and the capacity node) until among max_leases (or "
+                     "its count), release the gate (herd-free)",
                      "S10, 003", [](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
                        return std::make_unique<GatedSemaphore>(s, o, "semaphore-gated");
-                     })));
+                     })))));
   r.push_back(
       claiming({P::kFifo, P::kHerdFree},
                entry("election", Kind::kElection, ok,
@@ -347,6 +363,24 @@ std::vector<RecipeInfo> build() {
               return std::make_unique<ElectionCandidate>(s, o, "broken/announces-on-delete",
                                                          hasty);
             })));
+  r.push_back(shared(caught(
+      {.caught_by = P::kLiveness, .needs_shared_callers = true},
+      entry("broken/shared-lock-state", Kind::kMutex, bad,
+            "claims shared callers but keeps the node of an attempt in one member of the Lock: "
+            "a second task's create overwrites the first's, the first task's release deletes "
+            "the second task's node, and its own node stays: the second task re-queues behind "
+            "it and waits forever",
+            "S2 S5, 003 (Curator's per-thread lock data)",
+            queue("broken/shared-lock-state", QueuePolicy::kMutex,
+                  flaw(&QueueFlaws::one_node_member))))));
+  r.push_back(counted(caught(
+      {.caught_by = P::kMutualExclusion, .focus = {F::kSetCapacity}, .min_clients = 3},
+      entry("broken/semaphore-cached-capacity", Kind::kSemaphore, bad,
+            "reads its capacity node once, at its first acquire, and keeps the count for good: "
+            "after the count is lowered it still grants up to the old count",
+            "S10, 003 (Curator's SharedCountReader)",
+            queue("broken/semaphore-cached-capacity", QueuePolicy::kSemaphore,
+                  flaw(&QueueFlaws::cache_capacity), "lease-")))));
   QueueFlaws impatient;
   impatient.steal_after = zk::milliseconds(100);
   r.push_back(caught(

@@ -45,6 +45,14 @@ struct Promises {
   // Lock nodes one acquire creates when nothing goes wrong (progress): 1 for a queue lock, 2
   // for a semaphore that queues on a gate mutex before it creates its lease.
   uint32_t nodes_per_acquire = 1;
+  // One Lock may be used by several tasks of a client at once (LockOptions::shared_callers):
+  // each caller task is its own holder, with its own grant and hold count, like Curator's
+  // InterProcessMutex used from several threads, whose lock data is per thread. The workload
+  // then runs several callers per client on one Lock.
+  bool shared_callers = false;
+  // A semaphore that reads its capacity from LockOptions::capacity_path (Curator's
+  // InterProcessSemaphoreV2 with a SharedCountReader): set-capacity faults are drawn for it.
+  bool capacity_node = false;
 };
 
 // How a broken variant is caught: the property that must catch it, and what exposes its bug
@@ -56,6 +64,7 @@ struct Exposure {
   bool needs_wrap = false;        // the sequence counter's signed wrap exposes it
   uint32_t min_clients = 2;       // fewer clients cannot show it
   std::string stall_task = {};    // with kStall in focus: the client task a stall holds
+  bool needs_shared_callers = false;  // several tasks on one Lock expose it (always drawn)
 };
 
 struct RecipeInfo {

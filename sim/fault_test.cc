@@ -416,6 +416,29 @@ TEST(FaultTest, ForeignChild) {
   EXPECT_FALSE(w.node("/lock/foreign")->stat.ephemeral_owner.valid());
 }
 
+// kSetCapacity: an outside session creates the count node when it is missing, and later sets
+// it, firing the data watch a client armed on it.
+TEST(FaultTest, SetCapacityCreatesThenSetsTheCountNode) {
+  World w(quiet());
+  Client& a = w.add_client();
+  Fault f = fault(FaultKind::kSetCapacity, w.now(), 0);
+  f.path = "/count";
+  f.count = 3;
+  w.inject(f);
+  w.run_for(zk::milliseconds(1));
+  ASSERT_TRUE(w.node("/count").has_value());
+  EXPECT_EQ(w.node("/count")->data, "3");
+  zk::Watch watch;
+  auto read = await_result(w, a, a.get_data("/count", &watch));
+  ASSERT_TRUE(read->ok());
+  EXPECT_EQ(read->value.data, "3");
+  f.at = w.now();
+  f.count = 1;
+  w.inject(f);
+  ASSERT_TRUE(run_until(w, [&] { return watch.fired(); }));
+  EXPECT_EQ(w.node("/count")->data, "1");
+}
+
 // kCrash: the client never runs again and its ephemeral node disappears once the server
 // expires the session, between (timeout - ping interval) and (timeout + one tick) later.
 TEST(FaultTest, CrashedClientsEphemeralDisappearsAfterTimeout) {

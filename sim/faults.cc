@@ -17,6 +17,7 @@ std::string describe(const Fault& f) {
   // scenario's report says what each backend was asked to do).
   if (!f.task.empty()) s += " " + f.task;
   if (!f.path.empty()) s += " " + f.path;
+  if (zk::takes(f.kind, zk::kParamCount)) s += " to " + std::to_string(f.count);
   if (f.target != zk::FaultTarget::kIndexed)
     s += std::string(" ") + zk::fault_target_name(f.target);
   if (f.requests != zk::FaultRequests::kAny) {
@@ -62,6 +63,7 @@ void World::Impl::start_fault(size_t index) {
     case FaultKind::kCloseSession: (void)client(f.client).close(); break;
     case FaultKind::kLoseNextRequest: client(f.client).fault_lose_next_request(); break;
     case FaultKind::kStall: client(f.client).arm_stall(f.task, f.duration); break;
+    case FaultKind::kSetCapacity: foreign_set(f.path, std::to_string(f.count)); break;
   }
   const bool timed = f.kind == FaultKind::kPause || f.kind == FaultKind::kPartition ||
                      f.kind == FaultKind::kServerRestart || f.kind == FaultKind::kStall;

@@ -507,4 +507,16 @@ void World::Impl::foreign_create(const std::string& path) {
   if (err == Error::kOk) commit(std::move(txn));
 }
 
+void World::Impl::foreign_set(const std::string& path, const std::string& data) {
+  Txn txn;
+  Error err = leader().tree.prepare_set(path, data, zk::kAnyVersion, &txn);
+  if (err == Error::kNoNode) {
+    err = leader().tree.prepare_create(path, data, zk::CreateMode::kPersistent, zk::SessionId{},
+                                       &txn);
+  }
+  log(0, "foreign-set", static_cast<uint64_t>(err), 0, path,
+      [&] { return path + " = " + data + " " + zk::error_name(err); });
+  if (err == Error::kOk) commit(std::move(txn));
+}
+
 }  // namespace lockstep::sim

@@ -217,6 +217,8 @@ class EventLog {
 //                     kConnectionLoss (the other side of kLoseNextReply's ambiguity; the real
 //                     harness's Proxy::drop_request_to). Used by the differential tester
 //                     (fidelity/); not drawn by the property generator.
+//   kSetCapacity      an outside session sets node `path` to the decimal `count` (creating it,
+//                     persistent, when missing): a semaphore's capacity node changes.
 using FaultKind = zk::FaultKind;
 // The vocabulary's name (zk::fault_name): the event log writes it.
 const char* to_string(FaultKind k);

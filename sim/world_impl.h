@@ -118,6 +118,8 @@ class World::Impl final : public EventFilter {
   void server_restart_begin(uint32_t server_id);
   void server_restart_end(uint32_t server_id);
   void foreign_create(const std::string& path);
+  // An outside session's set_data of `path` (created, persistent, when missing).
+  void foreign_set(const std::string& path, const std::string& data);
 
   // ---- faults.cc ----
   void inject(Fault f);

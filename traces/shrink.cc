@@ -68,6 +68,13 @@ bool no_local_expiry(Scenario* s) {
   return true;
 }
 
+// One caller task fewer per client (shared callers), down to one.
+bool fewer_callers(Scenario* s) {
+  if (s->workload.callers <= 1) return false;
+  --s->workload.callers;
+  return true;
+}
+
 bool no_wrap(Scenario* s) {
   if (!s->sequence_start) return false;
   s->sequence_start.reset();
@@ -86,6 +93,7 @@ std::vector<Step> steps() {
           zero(&W::give_up_percent),
           zero(&W::timed_percent),
           zero(&W::try_percent),
+          fewer_callers,
           standalone,
           no_local_expiry,
           no_wrap};

@@ -18,7 +18,15 @@ using properties::Type;
 
 std::string error_of(const Event& e) { return zk::error_name(e.error); }
 
+std::string op_label(const Event& e);
+
+// With shared callers the lane is the client's and the label names the caller ("t2: HOLDS").
 std::string history_label(const Event& e) {
+  if (e.task == 0) return op_label(e);
+  return "t" + std::to_string(e.task) + ": " + op_label(e);
+}
+
+std::string op_label(const Event& e) {
   const std::string token = " token=" + std::to_string(e.token);
   switch (e.op) {
     case Op::kAcquire:
@@ -55,12 +63,13 @@ std::string history_label(const Event& e) {
     case Op::kFault: return "FAULT " + e.text;
     case Op::kSession: return "session " + zk::to_string(e.session_state);
     case Op::kReport: return "announces " + e.text;
+    case Op::kCapacity: return "CAPACITY set to " + std::to_string(e.token);
   }
   return "?";
 }
 
 RowMark history_mark(const Event& e) {
-  if (e.op == Op::kFault || e.op == Op::kCrash) return RowMark::kFault;
+  if (e.op == Op::kFault || e.op == Op::kCrash || e.op == Op::kCapacity) return RowMark::kFault;
   if (e.op == Op::kLost) return RowMark::kLost;
   if ((e.op == Op::kEnter || e.op == Op::kLeave) && e.type == Type::kFail) {
     return RowMark::kRejected;

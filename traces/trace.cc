@@ -63,6 +63,7 @@ Json fault_to_json(const sim::Fault& f) {
   j["requests"] = requests_name(f.requests);
   j["task"] = f.task;
   j["path"] = f.path;
+  if (zk::takes(f.kind, zk::kParamCount)) j["count"] = f.count;  // only the kinds that read it
   return j;
 }
 
@@ -88,6 +89,8 @@ Json workload_to_json(const properties::WorkloadOptions& w) {
   j["long_hold_us"] = w.long_hold.us;
   j["give_up_percent"] = w.give_up_percent;
   j["max_reopens"] = w.max_reopens;
+  if (w.callers > 1) j["callers"] = w.callers;                         // absent: 1
+  if (!w.capacity_path.empty()) j["capacity_path"] = w.capacity_path;  // absent: none
   return j;
 }
 
@@ -124,6 +127,7 @@ Json history_event_to_json(const Event& e) {
   Json j;
   j["at_us"] = e.at.us;
   j["client"] = e.client;
+  if (e.task != 0) j["task"] = e.task;  // only with shared callers
   j["session"] = hex64(e.session.value);
   j["type"] = type_name(e.type);
   j["op"] = op_name(e.op);
@@ -321,6 +325,13 @@ sim::Fault fault_from_json(const Node& j, uint32_t clients, uint32_t servers) {
     throw SchemaError{j.path + ".path must be the full ZooKeeper path of the node to create, " +
                       "not \"" + f.path + "\""};
   }
+  if (zk::takes(f.kind, zk::kParamCount)) {
+    if (!sim::valid_path(f.path) || f.path == "/") {
+      throw SchemaError{j.path + ".path must be the full ZooKeeper path of the capacity node " +
+                        "to set, not \"" + f.path + "\""};
+    }
+    f.count = count32(j["count"], 1, INT32_MAX, "a lease count is 1..2147483647");
+  }
   return f;
 }
 
@@ -352,6 +363,14 @@ properties::WorkloadOptions workload_from_json(const Node& j) {
   w.long_hold = duration(j["long_hold_us"]);
   w.give_up_percent = percent(j["give_up_percent"]);
   w.max_reopens = count32(j["max_reopens"], 0, kMaxReopens);
+  if (j.json.contains("callers")) w.callers = count32(j["callers"], 1, kMaxCallers);
+  if (j.json.contains("capacity_path")) {
+    w.capacity_path = text(j["capacity_path"]);
+    if (!sim::valid_path(w.capacity_path) || w.capacity_path == "/") {
+      throw SchemaError{j.path + ".capacity_path must be a ZooKeeper path below the root, not \"" +
+                        w.capacity_path + "\""};
+    }
+  }
   return w;
 }
 
@@ -408,7 +427,8 @@ Event history_event_from_json(const Node& j, uint32_t clients) {
   e.client = event_client(j["client"], clients);
   e.session = zk::SessionId{parse_hex64(j["session"])};
   e.type = parse_enum<properties::Type>(j["type"], 4, type_name, "history type");
-  e.op = parse_enum<properties::Op>(j["op"], static_cast<int>(properties::Op::kReport) + 1,
+  if (j.json.contains("task")) e.task = count32(j["task"], 1, kMaxCallers);
+  e.op = parse_enum<properties::Op>(j["op"], static_cast<int>(properties::Op::kCapacity) + 1,
                                     op_name, "history op");
   e.error = static_cast<zk::Error>(integer(j["error"], INT32_MIN, INT32_MAX));
   e.token = integer(j["token"], INT64_MIN, INT64_MAX);

@@ -44,6 +44,7 @@ constexpr const char* kFormatName = "lockstep-trace";
 constexpr uint32_t kMaxClients = 256;                     // scenario.workload.clients, max_leases
 constexpr uint32_t kMaxRounds = 10000;                    // scenario.workload.rounds
 constexpr uint32_t kMaxReopens = 10000;                   // scenario.workload.max_reopens
+constexpr uint32_t kMaxCallers = 8;  // scenario.workload.callers, a history event's task
 constexpr int64_t kMaxDurationUs = 3600LL * 1000 * 1000;  // every scenario time and duration: 1 h
 
 struct RunInfo {

@@ -36,6 +36,8 @@ properties::Scenario every_field_scenario() {
   s.workload.long_hold = zk::microseconds(654321);
   s.workload.give_up_percent = 31;
   s.workload.max_reopens = 5;
+  s.workload.callers = 3;
+  s.workload.capacity_path = "/a/b-capacity";
   s.servers = 3;
   s.session_timeout = zk::microseconds(777000);
   s.local_session_expiry = true;
@@ -53,6 +55,7 @@ properties::Scenario every_field_scenario() {
     f.requests = static_cast<zk::FaultRequests>(static_cast<int>(k) % zk::kFaultRequestsCount);
     f.task = std::string("task-") + zk::fault_name(k);
     f.path = std::string("/path-") + zk::fault_name(k);
+    if (zk::takes(k, zk::kParamCount)) f.count = 5;  // written only for the kinds that read it
     s.faults.push_back(f);
   }
   s.heal_at = zk::Time{88888};
@@ -80,6 +83,8 @@ void expect_same_scenario(const properties::Scenario& a, const properties::Scena
   EXPECT_EQ(a.workload.long_hold, b.workload.long_hold);
   EXPECT_EQ(a.workload.give_up_percent, b.workload.give_up_percent);
   EXPECT_EQ(a.workload.max_reopens, b.workload.max_reopens);
+  EXPECT_EQ(a.workload.callers, b.workload.callers);
+  EXPECT_EQ(a.workload.capacity_path, b.workload.capacity_path);
   EXPECT_EQ(a.servers, b.servers);
   EXPECT_EQ(a.session_timeout, b.session_timeout);
   EXPECT_EQ(a.local_session_expiry, b.local_session_expiry);
@@ -96,6 +101,7 @@ void expect_same_scenario(const properties::Scenario& a, const properties::Scena
     EXPECT_EQ(a.faults[i].requests, b.faults[i].requests) << i;
     EXPECT_EQ(a.faults[i].task, b.faults[i].task) << i;
     EXPECT_EQ(a.faults[i].path, b.faults[i].path) << i;
+    EXPECT_EQ(a.faults[i].count, b.faults[i].count) << i;
   }
   EXPECT_EQ(a.heal_at, b.heal_at);
   EXPECT_EQ(a.liveness_bound, b.liveness_bound);
@@ -125,11 +131,11 @@ void replace_once(std::string* s, const std::string& from, const std::string& to
 // A tripwire: when properties/ adds a field to Scenario, WorkloadOptions, Fault or Event, the
 // trace format must learn it (trace.cc and FORMAT.md) or replays silently stop reproducing.
 TEST(TraceFormat, KnowsEveryFieldOfTheRecordedStructs) {
-  EXPECT_EQ(sizeof(properties::Scenario), 232u)
+  EXPECT_EQ(sizeof(properties::Scenario), 272u)
       << "properties::Scenario changed: serialize the new field in traces/trace.cc + FORMAT.md";
-  EXPECT_EQ(sizeof(properties::WorkloadOptions), 144u)
+  EXPECT_EQ(sizeof(properties::WorkloadOptions), 184u)
       << "properties::WorkloadOptions changed: update traces/trace.cc + FORMAT.md";
-  EXPECT_EQ(sizeof(sim::Fault), 112u) << "sim::Fault changed: update traces/trace.cc + FORMAT.md";
+  EXPECT_EQ(sizeof(sim::Fault), 120u) << "sim::Fault changed: update traces/trace.cc + FORMAT.md";
   EXPECT_EQ(sizeof(properties::Event), 88u)
       << "properties::Event changed: update traces/trace.cc + FORMAT.md";
 }
@@ -153,6 +159,7 @@ TEST(TraceFormat, HistoryVerdictDecisionAndLogRoundTrip) {
   properties::Event e;
   e.at = zk::Time{42};
   e.client = 3;
+  e.task = 2;
   e.session = zk::SessionId{0xffffffffffffffffull};
   e.type = properties::Type::kFail;
   e.op = properties::Op::kSession;
@@ -174,6 +181,7 @@ TEST(TraceFormat, HistoryVerdictDecisionAndLogRoundTrip) {
   const properties::Event& b = back.history[0];
   EXPECT_EQ(b.at, e.at);
   EXPECT_EQ(b.client, e.client);
+  EXPECT_EQ(b.task, e.task);
   EXPECT_EQ(b.session, e.session);
   EXPECT_EQ(b.type, e.type);
   EXPECT_EQ(b.op, e.op);

@@ -47,8 +47,9 @@ enum class FaultKind : uint8_t {
   kCloseSession,     // close
   kLoseNextRequest,  // lost-request
   kStall,            // stall
+  kSetCapacity,      // set-capacity
 };
-inline constexpr int kFaultKindCount = 15;
+inline constexpr int kFaultKindCount = 16;
 
 // Who a fault hits when it is not the indexed client or server: the real driver resolves these
 // when the fault takes effect (the simulator uses the indexes).
@@ -83,7 +84,8 @@ enum FaultParam : uint16_t {
   kParamTarget = 1u << 4,    // target: indexed, or holder / leader resolved when it takes effect
   kParamRequests = 1u << 5,  // requests: any, create or delete
   kParamTask = 1u << 6,      // task: the name of the client's task to cancel
-  kParamPath = 1u << 7,      // path: the full path of the node to create
+  kParamPath = 1u << 7,      // path: the full path of the node to create (or set)
+  kParamCount = 1u << 8,     // count: the number to write (a semaphore's capacity)
 };
 
 struct FaultDescriptor {
@@ -148,6 +150,10 @@ inline constexpr FaultDescriptor kFaultDescriptors[] = {
      "client's other tasks and its library run on; the scheduler chooses at which resume (a "
      "choice point, so explore and PCT pick it)",
      kSimulator, kParamClient | kParamTask | kParamDuration, true},
+    {FaultKind::kSetCapacity, "set-capacity",
+     "an outside session sets a semaphore's capacity node (LockOptions::capacity_path) to a new "
+     "lease count, creating it if missing; drawn only for recipes that read one",
+     kSimulator, kParamPath | kParamCount, true},
 };
 
 namespace detail {
@@ -166,7 +172,7 @@ constexpr bool fault_table_ok() {
 }  // namespace detail
 static_assert(detail::fault_table_ok(),
               "kFaultDescriptors: one entry per FaultKind, in enum order, with distinct names");
-static_assert(static_cast<int>(FaultKind::kStall) + 1 == kFaultKindCount,
+static_assert(static_cast<int>(FaultKind::kSetCapacity) + 1 == kFaultKindCount,
               "kFaultKindCount counts every FaultKind");
 
 // REQUIRES: k is a FaultKind enumerator.
@@ -218,7 +224,8 @@ struct Fault {
   FaultTarget target = FaultTarget::kIndexed;
   FaultRequests requests = FaultRequests::kAny;
   std::string task;  // cancel
-  std::string path;  // foreign-child
+  std::string path;  // foreign-child, set-capacity
+  uint32_t count = 0;  // set-capacity: the new lease count
 };
 
 }  // namespace zk

@@ -255,6 +255,24 @@ class [[nodiscard]] Task {
   Handle h_;
 };
 
+// `co_await zk::this_task()` yields the id of the root task the awaiting coroutine runs under
+// (TaskContext::id: unique within its Context, in spawn order), without suspending. It names
+// the caller: a Lock used by several tasks of one client at once keeps what each acquire holds
+// per task under this id (recipes/lock.h, shared callers), as Curator's InterProcessMutex keeps
+// its lock data per thread.
+struct ThisTask {
+  uint32_t id = 0;
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> h) noexcept {
+    const TaskContext* ctx = h.promise().ctx;
+    id = ctx != nullptr ? ctx->id : 0;
+    return false;  // resume at once: nothing was waited for
+  }
+  uint32_t await_resume() const noexcept { return id; }
+};
+inline ThisTask this_task() { return {}; }
+
 namespace detail {
 template <class T>
 Task<T> TaskPromise<T>::get_return_object() noexcept {

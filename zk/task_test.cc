@@ -119,6 +119,35 @@ TEST(Task, AnExceptionReachesTheAwaiterThroughTheChain) {
   EXPECT_EQ(ctx.live_tasks(), 0u);
 }
 
+// The id of the root task the caller runs under, read at any depth.
+Task<uint32_t> task_id_nested(int depth) {
+  if (depth == 0) co_return co_await this_task();
+  co_return co_await task_id_nested(depth - 1);
+}
+
+TEST(Task, ThisTaskNamesTheRootAtAnyDepthWithoutSuspending) {
+  // Two roots read their ids at once and 10 levels down: each sees its own handle's id at both
+  // depths, and the two differ (shared callers key their lock state by it).
+  ManualExecutor ex;
+  Context ctx(ex, 1);
+  uint32_t ids[2][2] = {{0, 0}, {0, 0}};
+  TaskHandle roots[2];
+  for (int r = 0; r < 2; ++r) {
+    roots[r] = ctx.spawn(
+        [](uint32_t* out) -> Task<void> {
+          out[0] = co_await this_task();
+          out[1] = co_await task_id_nested(10);
+        }(ids[r]),
+        "reader");
+  }
+  ex.run();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ids[r][0], roots[r].id());
+    EXPECT_EQ(ids[r][1], roots[r].id());
+  }
+  EXPECT_NE(ids[0][0], ids[1][0]);
+}
+
 TEST(Future, ResumesThroughTheExecutorNotInline) {
   // Fulfilling a promise schedules the waiter; it runs only when the executor runs it.
   ManualExecutor ex;

@@ -74,7 +74,9 @@ TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
                                               "broken/restart-when-predecessor-gone",
                                               "broken/rw-sort-by-name",
                                               "broken/seed001-exclusive",
+                                              "broken/semaphore-cached-capacity",
                                               "broken/semaphore-watch-ahead",
+                                              "broken/shared-lock-state",
                                               "broken/sort-by-name",
                                               "broken/sort-signed",
                                               "broken/stale-monitor-announces",
@@ -631,6 +633,119 @@ TEST(Zoo, StaleMonitorAnnouncesLeaderAfterItsCallerResigned) {
   EXPECT_EQ(stale[0][0], 0);
   EXPECT_EQ(stale[1][1], 0);
   EXPECT_EQ(stale[1][0], 0);
+}
+
+// One caller task on a shared Lock: after `delay`, acquire, hold for `hold`, release, counting
+// the callers that hold at once in *holding / *most.
+zk::Task<void> shared_cycle(zk::Context* ctx, Lock* lock, zk::Duration delay, zk::Duration hold,
+                            int* holding, int* most, Outcome* acquired, Outcome* released) {
+  (void)co_await ctx->sleep_for(delay);  // lockstep-allow: zk::Context virtual time
+  zk::Result<Grant> r = co_await lock->acquire();
+  *acquired = Outcome{true, r.error, r.value, ctx->now()};
+  if (!r.ok()) co_return;
+  *most = std::max(*most, ++*holding);
+  (void)co_await ctx->sleep_for(hold);  // lockstep-allow: zk::Context virtual time
+  --*holding;
+  zk::Status st = co_await lock->release();
+  *released = Outcome{true, st.error, {}, ctx->now()};
+}
+
+TEST(Zoo, SharedLockStateReleasesTheOtherCallersNode) {
+  // broken/shared-lock-state: three caller tasks of one client share one Lock. The first holds;
+  // the others queue, each create overwriting the one member that names "our node"; the
+  // holder's release deletes the last caller's node and leaves its own: the others wait behind
+  // it forever while nobody holds (liveness). The correct recipes that promise shared callers
+  // serve the three in turn, one at a time (a semaphore of one lease; a writer's side of the
+  // read/write lock), and leave no node.
+  const char* names[] = {"broken/shared-lock-state", "fair-mutex", "naive-mutex", "read-write",
+                         "semaphore", "semaphore-gated"};
+  for (const char* name : names) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(find_recipe(name)->promises.shared_callers);
+    Scenario s;
+    LockOptions o = with_role(Role::kWrite);
+    o.shared_callers = true;
+    Party& p = s.join(name, o);
+    int holding = 0;
+    int most = 0;
+    Outcome acquired[3];
+    Outcome released[3];
+    for (int k = 0; k < 3; ++k) {
+      p.client->spawn(shared_cycle(&p.client->context(), p.lock.get(), milliseconds(50 + 5 * k),
+                                   milliseconds(20), &holding, &most, &acquired[k], &released[k]),
+                      "caller");
+    }
+    s.run_for(zk::seconds(5));
+    const bool broken = std::string(name) == "broken/shared-lock-state";
+    EXPECT_EQ(most, 1) << "one caller holds at a time";
+    EXPECT_TRUE(acquired[0].done && acquired[0].error == Error::kOk);
+    if (broken) {
+      EXPECT_FALSE(acquired[1].done && acquired[2].done) << "a caller waits forever";
+      EXPECT_EQ(holding, 0) << "while nobody holds";
+      EXPECT_GE(nodes_of(s, p), 2) << "the holder's node, left behind, and a waiter's";
+    } else {
+      for (int k = 0; k < 3; ++k) {
+        EXPECT_TRUE(acquired[k].done && acquired[k].error == Error::kOk) << "caller " << k;
+        EXPECT_TRUE(released[k].done && released[k].error == Error::kOk) << "caller " << k;
+      }
+      EXPECT_EQ(nodes_of(s, p), 0);
+    }
+  }
+}
+
+// Sets the capacity node `path` to `count`, as an outside session (a set-capacity fault), now.
+void set_capacity(Scenario& s, const std::string& path, uint32_t count) {
+  sim::Fault f;
+  f.kind = FaultKind::kSetCapacity;
+  f.at = s.world.now();
+  f.path = path;
+  f.count = count;
+  s.world.inject(f);
+}
+
+TEST(Zoo, SemaphoreCachedCapacityGrantsAboveALoweredCount) {
+  // broken/semaphore-cached-capacity: three holders under a count of 3 and a fourth client
+  // waiting (it has read the count: 3); the count drops to 1 and one holder leaves: the cached
+  // count grants the waiter beside the two still holding. The semaphores that read the count
+  // keep it waiting until the last holder leaves; and when the count is raised again a waiter
+  // is woken at once.
+  const std::string cap = "/test-capacity";
+  for (const char* name :
+       {"broken/semaphore-cached-capacity", "semaphore", "semaphore-gated"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(find_recipe(name)->promises.capacity_node);
+    Scenario s;
+    set_capacity(s, cap, 3);
+    LockOptions o;
+    o.max_leases = 3;
+    o.capacity_path = cap;
+    const std::vector<Party*> ps = s.join_many(5, name, o);
+    s.queue_up({ps[0], ps[1], ps[2], ps[3]});
+    EXPECT_EQ(s.holders(), 3);
+    EXPECT_FALSE(ps[3]->holds());
+    set_capacity(s, cap, 1);
+    s.run_for(kSettle);
+    EXPECT_EQ(s.holders(), 3) << "a lowered count revokes no lease";
+    s.release_and_settle(*ps[0]);
+    const bool broken = std::string(name) == "broken/semaphore-cached-capacity";
+    if (broken) {
+      EXPECT_TRUE(ps[3]->holds()) << "granted beside two holders under a count of 1";
+      EXPECT_EQ(s.holders(), 3);
+      continue;
+    }
+    EXPECT_FALSE(ps[3]->holds()) << "waits while the two holders exceed a count of 1";
+    s.release_and_settle(*ps[1]);
+    EXPECT_FALSE(ps[3]->holds()) << "one holder fills a count of 1";
+    s.release_and_settle(*ps[2]);
+    EXPECT_TRUE(ps[3]->holds());
+    s.acquire_and_settle(*ps[4]);
+    EXPECT_FALSE(ps[4]->holds());
+    set_capacity(s, cap, 2);
+    s.run_for(milliseconds(20));
+    EXPECT_TRUE(ps[4]->holds()) << "the raised count wakes the waiter";
+    EXPECT_EQ(s.holders(), 2);
+    EXPECT_LE(s.max_holders, 3);
+  }
 }
 
 }  // namespace
