@@ -67,6 +67,10 @@ void finish_real_scenario(const GenerateOptions& o, Scenario* s) {
 
 }  // namespace
 
+bool drawn_in_era_2(FaultKind k) {
+  return k == FaultKind::kDeleteNode || k == FaultKind::kDeleteDir;
+}
+
 void fault_parameters(Draws* d, Backend backend, const Scenario& s, uint32_t serial,
                       const std::set<FaultKind>& focus, Fault* f) {
   const Duration timeout = s.session_timeout;
@@ -141,6 +145,13 @@ void fault_parameters(Draws* d, Backend backend, const Scenario& s, uint32_t ser
     case FaultKind::kForeignChild:
       f->path = s.workload.lock_path + "/foreign-" + std::to_string(serial);
       break;
+    case FaultKind::kDeleteNode:
+    case FaultKind::kDeleteDir:
+      // An operator's delete behind the clients: the holder's node (the oldest ephemeral under
+      // the directory), or the whole lock directory.
+      f->client = 0;
+      f->path = s.workload.lock_path;
+      break;
     default: break;
   }
 }
@@ -189,6 +200,7 @@ Scenario generate(Draws& d, const GenerateOptions& o) {
   // kind fires a skewed number of times.
   std::vector<FaultKind> enabled;
   for (FaultKind k : o.faults) {
+    if (drawn_in_era_2(k)) continue;  // drawn below, after every earlier era's draws
     if (o.focus.count(k) != 0 || d.chance(1, 2)) enabled.push_back(k);
   }
   if (real) {
@@ -250,7 +262,22 @@ Scenario generate(Draws& d, const GenerateOptions& o) {
     }
   }
   if (!real && o.draw_era >= 2) {
-    // Era 2, drawn after every era-1 draw.
+    // Era 2, drawn after every era-1 draw. An operator's deletes behind the clients: the
+    // holder's node, or the whole lock directory (each on with probability 1/4, always when a
+    // variant's focus; once, or up to three times for a focus).
+    for (FaultKind k : {FaultKind::kDeleteNode, FaultKind::kDeleteDir}) {
+      if (o.faults.count(k) == 0) continue;
+      const bool focus = o.focus.count(k) != 0;
+      if (!focus && !d.chance(1, 4)) continue;
+      const uint64_t count = focus ? 1 + d.below(3) : 1;
+      for (uint64_t i = 0; i < count; ++i) {
+        Fault f;
+        f.kind = k;
+        f.at = zk::Time{} + d.between(milliseconds(1), phase);
+        fault_parameters(&d, o.backend, s, serial++, o.focus, &f);
+        s.faults.push_back(f);
+      }
+    }
   }
   std::stable_sort(s.faults.begin(), s.faults.end(),
                    [](const Fault& a, const Fault& b) { return a.at < b.at; });

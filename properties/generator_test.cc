@@ -213,8 +213,8 @@ TEST(Generator, TypicalFaultsHaveTheirParameters) {
     if (k == sim::FaultKind::kCancel) {
       EXPECT_EQ(f.task, "client");
     }
-    if (k == sim::FaultKind::kForeignChild) {
-      EXPECT_FALSE(f.path.empty());
+    if (zk::takes(k, zk::kParamPath)) {
+      EXPECT_FALSE(f.path.empty()) << fault_name(k);
     }
   }
 }

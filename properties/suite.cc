@@ -28,7 +28,12 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
     switch (p) {
       case Property::kMutualExclusion: {
         bool informed = false;
-        for (const sim::Fault& f : s.faults) informed = informed || breaks_belief(f.kind);
+        bool deleted = false;  // an operator deleted lock nodes behind the clients
+        for (const sim::Fault& f : s.faults) {
+          informed = informed || breaks_belief(f.kind);
+          deleted = deleted || f.kind == sim::FaultKind::kDeleteNode ||
+                    f.kind == sim::FaultKind::kDeleteDir;
+        }
         Verdict v =
             check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases, informed);
         if (informed && v.ok) {
@@ -38,8 +43,12 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
           if (!full.ok) {
             v.demonstration =
                 full.message +
-                " (expected: a paused or expired holder cannot know at once that its session "
-                "died; fencing tokens, not beliefs, keep the resource safe)";
+                (deleted
+                     ? " (expected: a paused or expired holder cannot know at once that its "
+                       "session died, nor a holder that its node was deleted behind its back; "
+                       "fencing tokens, not beliefs, keep the resource safe)"
+                     : " (expected: a paused or expired holder cannot know at once that its "
+                       "session died; fencing tokens, not beliefs, keep the resource safe)");
           }
         }
         out.push_back(std::move(v));

@@ -86,15 +86,17 @@ zk::Task<zk::Status> LockBase::release() {
   phase_ = Phase::kReleasing;
   hold_count_ = 0;
   stop_monitor(Error::kNothing);
-  (void)co_await drop(held_);
+  zk::Status dropped = co_await drop(held_);
   held_ = Held{};
   phase_ = Phase::kIdle;
+  if (release_reports_missing_node_ && dropped.error == Error::kNoNode) co_return dropped;
   co_return zk::Status{};
 }
 
 zk::Task<zk::Status> LockBase::drop(Held held) {
-  if (release_forgets_node_) {
-    // Broken: one delete; if its outcome is unknown, the node is forgotten.
+  if (release_forgets_node_ || release_reports_missing_node_) {
+    // Broken: one delete; if its outcome is unknown, the node is forgotten (and its NoNode is
+    // passed on).
     co_return co_await session_.remove(held.path);
   }
   // kOk or kSessionExpired: either way the node is no longer ours.
@@ -207,7 +209,7 @@ zk::Task<zk::Status> LockBase::wait_connected(zk::Time deadline) {
   co_return zk::Status::failure(Error::kConnectionLoss);
 }
 
-zk::Task<zk::Status> LockBase::ensure_dir(zk::Time deadline) {
+zk::Task<zk::Status> LockBase::ensure_dir(zk::Time deadline, zk::CreateMode mode) {
   const std::string path = options_.path;
   for (int i = 0; i < kMaxRetries; ++i) {
     zk::Result<zk::Stat> e = co_await session_.exists(path).until(deadline);
@@ -223,9 +225,12 @@ zk::Task<zk::Status> LockBase::ensure_dir(zk::Time deadline) {
     while (pos != std::string::npos) {
       pos = path.find('/', pos + 1);
       const std::string prefix = path.substr(0, pos);
-      zk::Result<zk::Created> c =
-          co_await session_.create(prefix, "", zk::CreateMode::kPersistent).until(deadline);
+      const zk::CreateMode m = pos == std::string::npos ? mode : zk::CreateMode::kPersistent;
+      zk::Result<zk::Created> c = co_await session_.create(prefix, "", m).until(deadline);
       if (c.ok() || c.error == Error::kNodeExists) continue;
+      // kNoNode: a parent made (or seen) a moment ago was deleted since (an operator's delete
+      // of the tree, a reaped container): start over.
+      if (c.error == Error::kNoNode) break;
       if (c.error != Error::kConnectionLoss) co_return zk::Status::failure(c.error);
       zk::Status w = co_await wait_connected(deadline);
       if (!w.ok()) co_return w;

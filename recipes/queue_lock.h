@@ -63,6 +63,17 @@ struct QueueFlaws {
   // A connection loss while listing is thrown to the caller as an exception (a Java recipe that
   // lets KeeperException.ConnectionLossException out), instead of waiting for the reconnect.
   bool throw_on_connection_loss = false;
+  // The lock directory is made once, at the first acquire, and trusted from then on: when it is
+  // gone (an operator deleted it), a create's or a list's NoNode is the acquire's failure.
+  bool dir_created_once = false;
+  // The lock directory is a container node (ZooKeeper 3.5+, what Curator's
+  // creatingParentContainersIfNeeded makes), ensured (exists, create if missing) before each
+  // create: when the server reaps it, empty, between the ensure and the create, the create's
+  // NoNode is the acquire's failure instead of a reason to ensure it again.
+  bool container_dir = false;
+  // The last release is one delete whose NoNode (the node was deleted behind the holder) is
+  // the release's failure, like a recipe letting KeeperException.NoNodeException out.
+  bool release_reports_missing_node = false;
 };
 
 class QueueLock : public LockBase {
@@ -79,6 +90,7 @@ class QueueLock : public LockBase {
   const std::vector<std::string>& markers() const { return markers_; }
 
  private:
+  bool dir_made_ = false;  // QueueFlaws::dir_created_once: the one ensure happened
   struct Node {
     std::string path;
     std::string name;

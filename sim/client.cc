@@ -166,8 +166,15 @@ void ClientImpl::send(Pending& p) {
 }
 
 zk::Future<zk::Result<zk::Created>> ClientImpl::create(std::string path, std::string data,
-                                                       zk::CreateMode mode) {
+                                                       zk::CreateMode mode, Duration ttl) {
+  // A TTL on a mode without one is the caller's mistake: refused before anything is sent.
+  // (The TTL's range is the server's to judge: DataTree::prepare_create.)
+  if (!zk::has_ttl(mode) && ttl.us != 0) {
+    return zk::Future<zk::Result<zk::Created>>::ready(
+        zk::Result<zk::Created>::failure(Error::kBadArguments));
+  }
   Request r;
+  r.ttl = ttl;
   r.op = Op::kCreate;
   r.path = std::move(path);
   r.data = std::move(data);

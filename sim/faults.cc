@@ -61,6 +61,8 @@ void World::Impl::start_fault(size_t index) {
     case FaultKind::kCrash: client(f.client).crash(); break;
     case FaultKind::kCloseSession: (void)client(f.client).close(); break;
     case FaultKind::kLoseNextRequest: client(f.client).fault_lose_next_request(); break;
+    case FaultKind::kDeleteNode: foreign_delete_oldest(f.path); break;
+    case FaultKind::kDeleteDir: foreign_delete_tree(f.path); break;
   }
   const bool timed = f.kind == FaultKind::kPause || f.kind == FaultKind::kPartition ||
                      f.kind == FaultKind::kServerRestart;

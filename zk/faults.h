@@ -46,8 +46,10 @@ enum class FaultKind : uint8_t {
   kCrash,            // crash
   kCloseSession,     // close
   kLoseNextRequest,  // lost-request
+  kDeleteNode,       // delete-node
+  kDeleteDir,        // delete-dir
 };
-inline constexpr int kFaultKindCount = 14;
+inline constexpr int kFaultKindCount = 16;
 
 // Who a fault hits when it is not the indexed client or server: the real driver resolves these
 // when the fault takes effect (the simulator uses the indexes).
@@ -82,7 +84,7 @@ enum FaultParam : uint16_t {
   kParamTarget = 1u << 4,    // target: indexed, or holder / leader resolved when it takes effect
   kParamRequests = 1u << 5,  // requests: any, create or delete
   kParamTask = 1u << 6,      // task: the name of the client's task to cancel
-  kParamPath = 1u << 7,      // path: the full path of the node to create
+  kParamPath = 1u << 7,      // path: the full path of the node to create, delete or clear
 };
 
 struct FaultDescriptor {
@@ -141,6 +143,14 @@ inline constexpr FaultDescriptor kFaultDescriptors[] = {
      "the client's next mutating request is lost on the way and the connection drops: the server "
      "never sees it (the differential tester's; the real side is fidelity/'s proxy)",
      kSimulator, kParamClient, false},
+    {FaultKind::kDeleteNode, "delete-node",
+     "an outside session deletes the oldest ephemeral node at or under `path` (in the lock "
+     "directory: the lowest sequence, the holder's node) behind its owner's back",
+     kSimulator | kRealServer, kParamPath, true},
+    {FaultKind::kDeleteDir, "delete-dir",
+     "an outside session deletes `path` (the lock directory) and every node below it, children "
+     "first, one delete each (zkCli's deleteall)",
+     kSimulator | kRealServer, kParamPath, true},
 };
 
 namespace detail {
@@ -159,7 +169,7 @@ constexpr bool fault_table_ok() {
 }  // namespace detail
 static_assert(detail::fault_table_ok(),
               "kFaultDescriptors: one entry per FaultKind, in enum order, with distinct names");
-static_assert(static_cast<int>(FaultKind::kLoseNextRequest) + 1 == kFaultKindCount,
+static_assert(static_cast<int>(FaultKind::kDeleteDir) + 1 == kFaultKindCount,
               "kFaultKindCount counts every FaultKind");
 
 // REQUIRES: k is a FaultKind enumerator.
@@ -211,7 +221,7 @@ struct Fault {
   FaultTarget target = FaultTarget::kIndexed;
   FaultRequests requests = FaultRequests::kAny;
   std::string task;  // cancel
-  std::string path;  // foreign-child
+  std::string path;  // foreign-child, delete-node, delete-dir
 };
 
 }  // namespace zk
