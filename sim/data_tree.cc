@@ -220,9 +220,13 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
   node.data = txn.data;
   node.stat.czxid = node.stat.mzxid = node.stat.pzxid = txn.zxid;
   node.stat.ctime_ms = node.stat.mtime_ms = txn.time.us / 1000;
-  node.stat.ephemeral_owner = txn.session;
-  if (zk::is_session_owner(txn.session)) ++ephemerals_[txn.session.value];
-  if (txn.session.valid() && !zk::is_session_owner(txn.session)) reapable_.insert(txn.path);
+  if (zk::is_session_owner(txn.session)) {
+    node.stat.ephemeral_owner = txn.session;
+    ++ephemerals_[txn.session.value];
+  } else if (txn.session.valid()) {
+    node.extended_type = txn.session;  // a container or TTL node: the stat shows 0
+    reapable_.insert(txn.path);
+  }
   node.stat.data_length = static_cast<int32_t>(txn.data.size());
   nodes_.emplace(txn.path, std::move(node));  // may rehash: `parent` is not used after this
   triggers->push_back(Trigger{txn.path, zk::EventType::kCreated});
@@ -233,9 +237,7 @@ void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Tr
   auto it = nodes_.find(path);
   LOCKSTEP_ASSERT(it != nodes_.end());
   LOCKSTEP_ASSERT(it->second.children.empty());  // invariant 1: no node loses its parent
-  if (const zk::SessionId owner = it->second.stat.ephemeral_owner; owner.valid()) {
-    reapable_.erase(std::string(path));
-  }
+  if (it->second.extended_type.valid()) reapable_.erase(std::string(path));
   if (const zk::SessionId owner = it->second.stat.ephemeral_owner; zk::is_session_owner(owner)) {
     auto e = ephemerals_.find(owner.value);
     LOCKSTEP_ASSERT(e != ephemerals_.end() && e->second > 0);

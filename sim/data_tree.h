@@ -12,8 +12,8 @@
 //      signed 32-bit int); deletes never move it. cversion counts creates and deletes.
 //   4. stat.num_children == children.size(); data_length == data.size().
 //   5. Children iterate in (hash(salt, name), name) order: unsorted, stable between calls.
-//   6. Containers and TTL nodes (ephemeral_owner zk::kContainerOwner / zk::ttl_owner) are
-//      persistent: they may have children and belong to no session; reapable() lists them.
+//   6. Containers and TTL nodes (Node::extended_type zk::kContainerOwner / zk::ttl_owner) are
+//      persistent: stat.ephemeral_owner 0, children allowed; reapable() lists them.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +43,10 @@ std::string_view name_of(std::string_view path);    // "a" for "/x/a"
 struct Node {
   std::string data;
   zk::Stat stat;
+  // A container's or TTL node's type, as the server records it in its own ephemeralOwner
+  // (zk::kContainerOwner, zk::ttl_owner); 0 otherwise. Clients never see it: the stat they get
+  // shows ephemeral_owner 0 for these nodes (DataTree.getClientEphemeralOwner; measured).
+  zk::SessionId extended_type;
   int32_t next_sequence = 0;
   std::set<std::pair<uint64_t, std::string>> children;  // (hash, name)
 };

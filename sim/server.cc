@@ -595,7 +595,7 @@ void World::Impl::reap() {
       const Node* n = tree.find(path);
       LOCKSTEP_ASSERT(n != nullptr);
       if (!n->children.empty()) continue;
-      const zk::SessionId owner = n->stat.ephemeral_owner;
+      const zk::SessionId owner = n->extended_type;
       if (owner == zk::kContainerOwner) {
         if (n->stat.cversion > 0) victims.push_back(path);
         continue;
