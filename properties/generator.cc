@@ -65,6 +65,26 @@ void finish_real_scenario(const GenerateOptions& o, Scenario* s) {
                  per_client * (w.clients * w.rounds) + restart_slack;
 }
 
+// An operator's deletes behind the clients: the holder's node, or the whole lock directory
+// (each on with probability 1/4, always when a variant's focus; once, or up to three times for
+// a focus). The sweep draws them in era 2, a real server's scenario after every other draw.
+void draw_operator_deletes(Draws& d, const GenerateOptions& o, Duration phase, uint32_t* serial,
+                           Scenario* s) {
+  for (FaultKind k : {FaultKind::kDeleteNode, FaultKind::kDeleteDir}) {
+    if (o.faults.count(k) == 0) continue;
+    const bool focus = o.focus.count(k) != 0;
+    if (!focus && !d.chance(1, 4)) continue;
+    const uint64_t count = focus ? 1 + d.below(3) : 1;
+    for (uint64_t i = 0; i < count; ++i) {
+      Fault f;
+      f.kind = k;
+      f.at = zk::Time{} + d.between(milliseconds(1), phase);
+      fault_parameters(&d, o.backend, *s, (*serial)++, o.focus, &f);
+      s->faults.push_back(f);
+    }
+  }
+}
+
 }  // namespace
 
 bool drawn_in_era_2(FaultKind k) {
@@ -262,23 +282,10 @@ Scenario generate(Draws& d, const GenerateOptions& o) {
     }
   }
   if (!real && o.draw_era >= 2) {
-    // Era 2, drawn after every era-1 draw. An operator's deletes behind the clients: the
-    // holder's node, or the whole lock directory (each on with probability 1/4, always when a
-    // variant's focus; once, or up to three times for a focus).
-    for (FaultKind k : {FaultKind::kDeleteNode, FaultKind::kDeleteDir}) {
-      if (o.faults.count(k) == 0) continue;
-      const bool focus = o.focus.count(k) != 0;
-      if (!focus && !d.chance(1, 4)) continue;
-      const uint64_t count = focus ? 1 + d.below(3) : 1;
-      for (uint64_t i = 0; i < count; ++i) {
-        Fault f;
-        f.kind = k;
-        f.at = zk::Time{} + d.between(milliseconds(1), phase);
-        fault_parameters(&d, o.backend, s, serial++, o.focus, &f);
-        s.faults.push_back(f);
-      }
-    }
+    // Era 2, drawn after every era-1 draw.
+    draw_operator_deletes(d, o, phase, &serial, &s);
   }
+  if (real) draw_operator_deletes(d, o, phase, &serial, &s);  // after every other real draw
   std::stable_sort(s.faults.begin(), s.faults.end(),
                    [](const Fault& a, const Fault& b) { return a.at < b.at; });
   if (real) {
