@@ -142,6 +142,7 @@ void ClientImpl::log_send(const Request& r) {
   w_.log(index_, "send", a, r.xid, r.path, [&] {
     std::string t = std::string(op_name(r.op)) + " " + r.path;
     if (r.op == Op::kCreate) t += " " + zk::to_string(r.mode);
+    if (r.op == Op::kCreate && zk::has_ttl(r.mode)) t += " ttl " + zk::to_string(r.ttl);
     if (r.watch) t += " watch";
     return t;
   });
