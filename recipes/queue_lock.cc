@@ -262,9 +262,15 @@ zk::Task<zk::Result<QueueLock::Node>> QueueLock::create_contender(std::string pr
     }
     if (session().context().now() >= deadline) co_return fail<Node>(Error::kOperationTimeout);
     ++stats_.creates;
+    // Broken (ttl_nodes): a TTL node instead of an ephemeral one. (The mode and TTL are chosen
+    // before the call: GCC 12 destroys a conditional's temporary twice inside co_await.)
+    const bool ttl = flaws_.ttl_nodes.us > 0;
     zk::Result<zk::Created> r =
         co_await session()
-            .create(dir() + "/" + prefix, node_data(), zk::CreateMode::kEphemeralSequential)
+            .create(dir() + "/" + prefix, node_data(),
+                    ttl ? zk::CreateMode::kPersistentSequentialWithTtl
+                        : zk::CreateMode::kEphemeralSequential,
+                    ttl ? flaws_.ttl_nodes : zk::Duration{})
             .until(deadline);
     if (r.ok()) {
       Node n;

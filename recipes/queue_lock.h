@@ -74,6 +74,10 @@ struct QueueFlaws {
   // The last release is one delete whose NoNode (the node was deleted behind the holder) is
   // the release's failure, like a recipe letting KeeperException.NoNodeException out.
   bool release_reports_missing_node = false;
+  // Contender nodes are persistent-sequential TTL nodes with this TTL instead of ephemeral ones
+  // ("a crashed client's lock frees itself"): the server deletes a holder's node once it has gone
+  // unmodified for longer than the TTL, while the holder still holds (0: ephemeral, correct).
+  zk::Duration ttl_nodes{};
 };
 
 class QueueLock : public LockBase {

@@ -321,6 +321,16 @@ std::vector<RecipeInfo> build() {
             "S5 S7, 003 004",
             queue("broken/release-requires-node", QueuePolicy::kMutex,
                   flaw(&QueueFlaws::release_reports_missing_node)))));
+  QueueFlaws ttl;
+  ttl.ttl_nodes = zk::milliseconds(100);
+  r.push_back(caught(
+      {.caught_by = P::kMutualExclusion},
+      entry("broken/ttl-lock-nodes", Kind::kMutex, bad,
+            "contender nodes are persistent TTL nodes (100 ms) instead of ephemeral ones, so that "
+            "a crashed client's lock frees itself: the server deletes a holder's node once it "
+            "has gone unmodified for longer than the TTL, and the next waiter holds beside it",
+            "S2 S9, 003",
+            queue("broken/ttl-lock-nodes", QueuePolicy::kMutex, ttl))));
   QueueFlaws impatient;
   impatient.steal_after = zk::milliseconds(100);
   r.push_back(caught(

@@ -65,6 +65,7 @@ TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
                                               "broken/steals-after-patience",
                                               "broken/throws-on-connection-loss",
                                               "broken/timeout-leaves-node",
+                                              "broken/ttl-lock-nodes",
                                               "broken/watch-first"};
   std::vector<std::string> registered;
   for (const RecipeInfo& r : registry()) {
@@ -573,6 +574,25 @@ TEST(Zoo, ContainerDirRaceFailsTheAcquireWhenTheDirectoryIsReapedBeforeTheCreate
               failed[0], failed[1]);
   EXPECT_GT(failed[0], 0);
   EXPECT_EQ(failed[1], 0);
+}
+
+TEST(Zoo, TtlLockNodesExpireUnderTheHolder) {
+  // broken/ttl-lock-nodes: a holds for 400 ms with b waiting; its node is a TTL node (100 ms)
+  // that nothing modifies, so a leader's check deletes it while a holds, b is woken and holds
+  // beside a. fair-mutex's ephemeral node lives as long as a's session: b keeps waiting.
+  const char* names[] = {"broken/ttl-lock-nodes", "fair-mutex"};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    Scenario s;
+    Party& a = s.join(names[v]);
+    Party& b = s.join(names[v]);
+    s.acquire_and_settle(a);
+    s.acquire(b);
+    s.run_for(milliseconds(400));
+    EXPECT_TRUE(a.holds());
+    EXPECT_EQ(b.holds(), v == 0);
+    EXPECT_EQ(s.holders(), v == 0 ? 2 : 1);
+  }
 }
 
 }  // namespace
