@@ -64,11 +64,13 @@ void link_suite_watch();
 void link_suite_session();
 void link_suite_limits();
 void link_suite_timeouts();
+void link_suite_reaping();
 void link_conformance_suite() {
   link_suite_limits();
   link_suite_tree();
   link_suite_watch();
   link_suite_session();
   link_suite_timeouts();
+  link_suite_reaping();
 }
 }  // namespace lockstep::conformance

@@ -111,6 +111,25 @@ TEST(CheckReal, BrokenVariantCaughtAndSimulatorOnlyVariantNotProvokable) {
   EXPECT_FALSE((*herd)["not_provokable_reason"].is_null()) << r.out;
 }
 
+// An operator's deletes on the real server (a separate handle deletes the lock directory, or
+// the holder's node): the fair mutex makes its directory again and passes; the variants that
+// trust the directory, or let the release's NoNode out, are caught by error-contract.
+TEST(CheckReal, OperatorDeletesCatchTheirVariantsAndTheFairMutexRecovers) {
+  const Ran r = run_main({"--real", "--recipe", "fair-mutex", "--recipe", "broken/no-dir-recreate",
+                          "--recipe", "broken/release-requires-node", "--faults",
+                          "delete-node,delete-dir", "--json"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  const nlohmann::json* fair = row(r.json, "fair-mutex");
+  ASSERT_NE(fair, nullptr) << r.out << r.err;
+  EXPECT_EQ((*fair)["as_expected"], true) << r.out;
+  for (const char* name : {"broken/no-dir-recreate", "broken/release-requires-node"}) {
+    const nlohmann::json* v = row(r.json, name);
+    ASSERT_NE(v, nullptr) << name << r.out;
+    EXPECT_EQ((*v)["properties"]["error-contract"], "violated") << name << r.out;
+    EXPECT_EQ((*v)["as_expected"], true) << name << r.out;
+  }
+}
+
 // On a 3-server ensemble the command starts, the fair mutex passes a scenario in which the
 // leader is killed and restarted (the first seed whose plan has that fault), and the servers
 // are stopped again.

@@ -431,6 +431,23 @@ TEST(HerdFree, StaleWatchesOfAbandonedWaitersAreAllowed) {
   EXPECT_FALSE(check_herd_free(herd, "/l", b.h).ok);
 }
 
+// An operator's delete (delete-node, delete-dir) leaves at most one client watching from a
+// place another then takes: one extra notification per such fault is allowed; other faults
+// allow none, and more still fail.
+TEST(HerdFree, OperatorDeletesAllowOneStaleWatcherEach) {
+  std::vector<HerdSample> herd{{zk::Zxid{5}, "/l/lock-0000000001", 2, 1}};
+  Builder other;
+  other.info(0, Op::kFault, "foreign-child /l/foreign-0");
+  EXPECT_FALSE(check_herd_free(herd, "/l", other.h).ok);
+  Builder b;
+  b.info(0, Op::kFault, "delete-node /l");
+  EXPECT_TRUE(check_herd_free(herd, "/l", b.h).ok);
+  herd.push_back({zk::Zxid{7}, "/l/lock-0000000002", 3, 3});
+  EXPECT_FALSE(check_herd_free(herd, "/l", b.h).ok);
+  b.info(0, Op::kFault, "delete-dir /l");
+  EXPECT_TRUE(check_herd_free(herd, "/l", b.h).ok);
+}
+
 // Correct hold counts and owner-only release pass; an inner release that drops the lock, a
 // re-entrant grant with a new token, and a stray release that succeeds each fail.
 TEST(Reentrancy, CountsTokensAndStrayRelease) {

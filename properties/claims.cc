@@ -16,7 +16,13 @@ std::set<FaultKind> every_fault() {
 
 }  // namespace
 
-bool breaks_belief(FaultKind k) { return k == FaultKind::kPause || k == FaultKind::kExpireSession; }
+// An operator's delete of the holder's node (delete-node, delete-dir) is a server-side loss the
+// holder is never told of (ZooKeeper notifies watchers, not owners): like an expiry it has not
+// heard of yet, its belief outlives its node, and fencing keeps the resource safe.
+bool breaks_belief(FaultKind k) {
+  return k == FaultKind::kPause || k == FaultKind::kExpireSession ||
+         k == FaultKind::kDeleteNode || k == FaultKind::kDeleteDir;
+}
 
 Claims claims_for(const recipes::RecipeInfo& recipe) {
   const recipes::Promises& promises = recipe.promises;

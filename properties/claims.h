@@ -5,8 +5,10 @@
 // A correct recipe claims a set of properties and a set of fault kinds it survives. A property
 // is judged in a scenario only if every fault kind present in the scenario is one the recipe
 // survives and the property does not exclude it. Belief-level mutual exclusion cannot hold
-// under a process pause or a server-side expiry the holder has not heard of yet (the holder
-// believes on while the next client holds — that is what fencing tokens are for): under those
+// under a process pause, a server-side expiry the holder has not heard of yet, or an operator's
+// delete of the holder's node (delete-node, delete-dir: ZooKeeper tells watchers, never the
+// owner) (the holder believes on while the next client holds — that is what fencing tokens are
+// for): under those
 // faults fenced safety speaks for exclusion, mutual exclusion is judged only in its informed
 // form (no belief after the client was told its session died), and FIFO is not judged.
 //

@@ -65,7 +65,32 @@ void finish_real_scenario(const GenerateOptions& o, Scenario* s) {
                  per_client * (w.clients * w.rounds) + restart_slack;
 }
 
+// An operator's deletes behind the clients: the holder's node, or the whole lock directory
+// (each on with probability 1/4, always when a variant's focus; once, or up to three times for
+// a focus). The sweep draws them in era 2, a real server's scenario after every other draw.
+void draw_operator_deletes(Draws& d, const GenerateOptions& o, Duration phase, uint32_t* serial,
+                           Scenario* s) {
+  for (FaultKind k : {FaultKind::kDeleteNode, FaultKind::kDeleteDir}) {
+    if (o.faults.count(k) == 0) continue;
+    const bool focus = o.focus.count(k) != 0;
+    if (!focus && !d.chance(1, 4)) continue;
+    const uint64_t count = focus ? 1 + d.below(3) : 1;
+    for (uint64_t i = 0; i < count; ++i) {
+      Fault f;
+      f.kind = k;
+      f.at = zk::Time{} + d.between(milliseconds(1), phase);
+      fault_parameters(&d, o.backend, *s, (*serial)++, o.focus, &f);
+      s->faults.push_back(f);
+    }
+  }
+}
+
 }  // namespace
+
+bool drawn_in_era_2(FaultKind k) {
+  return k == FaultKind::kDeleteNode || k == FaultKind::kDeleteDir || k == FaultKind::kStall ||
+         k == FaultKind::kSetCapacity;
+}
 
 void fault_parameters(Draws* d, Backend backend, const Scenario& s, uint32_t serial,
                       const std::set<FaultKind>& focus, Fault* f) {
@@ -163,19 +188,16 @@ void fault_parameters(Draws* d, Backend backend, const Scenario& s, uint32_t ser
       f->count = d == nullptr || d->chance(1, 2) ? 1 : static_cast<uint32_t>(d->between(1, top));
       break;
     }
+    case FaultKind::kDeleteNode:
+    case FaultKind::kDeleteDir:
+      // An operator's delete behind the clients: the holder's node (the oldest ephemeral under
+      // the directory), or the whole lock directory.
+      f->client = 0;
+      f->path = s.workload.lock_path;
+      break;
     default: break;
   }
 }
-
-namespace {
-
-// Kinds the swarm loop leaves alone: they came after the sweep was pinned and are drawn in the
-// era that added them (GenerateOptions::draw_era), after every earlier draw.
-bool drawn_in_era2(FaultKind k) {
-  return k == FaultKind::kStall || k == FaultKind::kSetCapacity;
-}
-
-}  // namespace
 
 Scenario generate(Draws& d, const GenerateOptions& o) {
   const bool real = o.backend == Backend::kRealServer;
@@ -221,7 +243,7 @@ Scenario generate(Draws& d, const GenerateOptions& o) {
   // kind fires a skewed number of times.
   std::vector<FaultKind> enabled;
   for (FaultKind k : o.faults) {
-    if (drawn_in_era2(k)) continue;
+    if (drawn_in_era_2(k)) continue;  // drawn below, after every earlier era's draws
     if (o.focus.count(k) != 0 || d.chance(1, 2)) enabled.push_back(k);
   }
   if (real) {
@@ -316,7 +338,10 @@ Scenario generate(Draws& d, const GenerateOptions& o) {
         s.faults.push_back(f);
       }
     }
+    // Operator deletes, drawn last.
+    draw_operator_deletes(d, o, phase, &serial, &s);
   }
+  if (real) draw_operator_deletes(d, o, phase, &serial, &s);  // after every other real draw
   std::stable_sort(s.faults.begin(), s.faults.end(),
                    [](const Fault& a, const Fault& b) { return a.at < b.at; });
   if (real) {

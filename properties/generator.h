@@ -109,6 +109,10 @@ Scenario generate(Draws& draws, const GenerateOptions& options);
 // The seeded sweep's scenario: generate() with PrngDraws split from `seed` ("scenario").
 Scenario generate_scenario(uint64_t seed, const GenerateOptions& options);
 
+// The kinds the seeded sweep draws only in era 2 (GenerateOptions::draw_era, after every
+// earlier draw: the operator's deletes, delete-node and delete-dir), never in the swarm loop.
+bool drawn_in_era_2(sim::FaultKind k);
+
 // Sets the parameters of fault `f` (its kind, client and time already set) for scenario `s`
 // (workload, servers and session timeout already set): durations, servers, targets, tasks and
 // paths. `serial` numbers the scenario's faults (a foreign child's name). With `draws` ==

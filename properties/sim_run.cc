@@ -206,9 +206,7 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
     if (f.at > world->now()) world->run_until(f.at);
     Event e;
     e.at = world->now();
-    e.client = f.kind == sim::FaultKind::kForeignChild || f.kind == sim::FaultKind::kSetCapacity
-                   ? 0
-                   : f.client;
+    e.client = zk::takes(f.kind, zk::kParamPath) ? 0 : f.client;  // an outside session's
     e.type = Type::kInfo;
     e.op = Op::kFault;
     e.text = sim::describe(f);

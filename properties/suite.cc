@@ -42,6 +42,11 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
     switch (p) {
       case Property::kMutualExclusion: {
         const bool informed = belief_faults(s);
+        bool deleted = false;  // an operator deleted lock nodes behind the clients
+        for (const sim::Fault& f : s.faults) {
+          deleted = deleted || f.kind == sim::FaultKind::kDeleteNode ||
+                    f.kind == sim::FaultKind::kDeleteDir;
+        }
         Verdict v =
             check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases, informed);
         if (informed && v.ok) {
@@ -51,8 +56,12 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
           if (!full.ok) {
             v.demonstration =
                 full.message +
-                " (expected: a paused or expired holder cannot know at once that its session "
-                "died; fencing tokens, not beliefs, keep the resource safe)";
+                (deleted
+                     ? " (expected: a paused or expired holder cannot know at once that its "
+                       "session died, nor a holder that its node was deleted behind its back; "
+                       "fencing tokens, not beliefs, keep the resource safe)"
+                     : " (expected: a paused or expired holder cannot know at once that its "
+                       "session died; fencing tokens, not beliefs, keep the resource safe)");
           }
         }
         out.push_back(std::move(v));

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
+#include <vector>
+
+#include "real/c_client.h"
+#include "real/inspect.h"
 
 namespace lockstep::real {
 namespace {
@@ -180,10 +185,53 @@ void FaultDriver::apply(Step& step) {
       targets_->record(c, "cancel " + name + " task " + f.task);
       targets_->cancel(c, f.task);
       break;
+    case FaultKind::kDeleteNode:
+    case FaultKind::kDeleteDir: targets_->record(0, operator_delete(f)); break;
     default:
       targets_->record(c, std::string("unsupported on real: ") + zk::fault_name(f.kind));
       break;
   }
+}
+
+// delete-node and delete-dir: an outside session (its own handle, synchronous calls) reads the
+// tree under the path from the leader's present state (sync) and deletes, as an operator's
+// zkCli would. Returns the line to record.
+std::string FaultDriver::operator_delete(const Fault& f) {
+  const std::string what = std::string(zk::fault_name(f.kind)) + " " + f.path;
+  if (cluster_->leader() == 0) return what + ": skipped (no server leads)";
+  TreeInspector admin(cluster_->connect_string(), 5000);
+  if (!admin.connected()) return what + ": skipped (the outside session could not connect)";
+  // A few rounds for delete-dir: a client may create a node between the walk and the deletes.
+  constexpr int kRounds = 5;
+  std::string done;
+  for (int round = 0; round < kRounds; ++round) {
+    (void)admin.sync_path(f.path);
+    std::vector<std::pair<std::string, zk::Stat>> nodes;  // parents before children
+    if (!admin.walk(f.path, [&](const std::string& p, const zk::Stat& st) {
+          nodes.emplace_back(p, st);
+        })) {
+      return what + ": the tree could not be read";
+    }
+    if (f.kind == FaultKind::kDeleteNode) {
+      const std::pair<std::string, zk::Stat>* oldest = nullptr;
+      for (const auto& n : nodes) {
+        if (!zk::is_session_owner(n.second.ephemeral_owner)) continue;
+        if (oldest == nullptr || n.second.czxid < oldest->second.czxid) oldest = &n;
+      }
+      if (oldest == nullptr) return what + ": no ephemeral node";
+      const int rc = admin.remove(oldest->first);
+      return what + ": deleted " + oldest->first + (rc == ZOK ? "" : " (" + std::string(zerror(rc)) + ")");
+    }
+    if (nodes.empty()) return what + (done.empty() ? ": no such node" : ": deleted" + done);
+    bool again = false;
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      const int rc = admin.remove(it->first);
+      if (rc == ZOK) done += " " + it->first;
+      if (rc == ZNOTEMPTY) again = true;
+    }
+    if (!again) return what + ": deleted" + done;
+  }
+  return what + ": still not empty after " + std::to_string(kRounds) + " rounds";
 }
 
 void FaultDriver::end(const Step& step) {

@@ -15,6 +15,9 @@
 //   server-restart   kill -9 of a server (target leader: the ensemble's current leader) and a
 //                    restart when the duration ends
 //   cancel           the client's named task is cancelled at its await point
+//   delete-node      an outside handle deletes the oldest ephemeral at or under Fault::path
+//   delete-dir       an outside handle deletes Fault::path and everything below it, children
+//                    first (again while a client's create makes a parent not empty)
 // A fault of any other kind is recorded as unsupported and changes nothing.
 //
 // The driver knows nothing of workloads or histories: FaultTargets gives it the clients (their
@@ -78,6 +81,7 @@ class FaultDriver {
   struct Step;
   void add(std::unique_ptr<Step> step, zk::Time at);
   Step* start_of(const Step& end);
+  std::string operator_delete(const zk::Fault& f);
   void apply(Step& step);
   void end(const Step& step);
 

@@ -95,4 +95,9 @@ bool TreeInspector::walk(const std::string& dir,
   return true;
 }
 
+int TreeInspector::remove(const std::string& path) {
+  if (impl_->zh == nullptr) return ZINVALIDSTATE;
+  return zoo_delete(impl_->zh, path.c_str(), -1);
+}
+
 }  // namespace lockstep::real

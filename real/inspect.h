@@ -4,7 +4,7 @@
 // synchronous calls, so a harness can look at the tree from any thread, including from inside
 // a coroutine on an EventLoop, without awaiting: the C client's own threads do the I/O. It is
 // for checks after the fact (which nodes does a session own under a directory; the final tree
-// under a lock), never for recipe code. Reads go to the server the inspector is connected to;
+// under a lock; an operator's delete behind the clients), never for recipe code. Reads go to the server the inspector is connected to;
 // on an ensemble, call sync_path() first to see every committed write.
 //
 // Thread-safety: one caller at a time.
@@ -34,6 +34,9 @@ class TreeInspector {
   // asked (the walk is then incomplete).
   bool walk(const std::string& dir,
             const std::function<void(const std::string&, const zk::Stat&)>& fn);
+  // Deletes `path` (any version): the outside session of the delete-node and delete-dir
+  // faults (real/faults.cc). The C client's return code (ZOK, ZNONODE, ZNOTEMPTY, ...).
+  int remove(const std::string& path);
 
  private:
   struct Impl;

@@ -262,6 +262,9 @@ std::string Cluster::spawn(Server& s) {
   std::vector<std::string> args;
   args.push_back(options_.java);
   for (const auto& f : options_.jvm_flags) args.push_back(f);
+  if (options_.extended_types) args.push_back("-Dzookeeper.extendedTypesEnabled=true");
+  args.push_back("-Dznode.container.checkIntervalMs=" +
+                 std::to_string(options_.container_check_interval_ms));
   args.push_back("-cp");
   args.push_back(options_.classpath);
   args.push_back("org.apache.zookeeper.server.quorum.QuorumPeerMain");

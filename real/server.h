@@ -43,6 +43,11 @@ struct ClusterOptions {
                                         "-XX:TieredStopAtLevel=1", "-Xshare:auto"};
   int ready_timeout_ms = 30000;  // per start or restart
   int stop_grace_ms = 3000;      // SIGTERM -> SIGKILL
+  // TTL nodes (-Dzookeeper.extendedTypesEnabled=true; without it a TTL create fails with
+  // kUnimplemented) and the leader's container/TTL check interval
+  // (-Dznode.container.checkIntervalMs; ZooKeeper's default is 60 s, the simulator's 100 ms).
+  bool extended_types = true;
+  int container_check_interval_ms = 100;
 };
 
 class Cluster {

@@ -79,7 +79,7 @@ class RealSession final : public zk::Session {
   zk::SessionState state() const override;
   zk::Duration timeout() const override;
   zk::Future<zk::Result<zk::Created>> create(std::string path, std::string data,
-                                             zk::CreateMode mode) override;
+                                             zk::CreateMode mode, zk::Duration ttl = {}) override;
   zk::Future<zk::Status> remove(std::string path, zk::Version version = zk::kAnyVersion) override;
   zk::Future<zk::Result<zk::Stat>> exists(std::string path, zk::Watch* watch = nullptr) override;
   zk::Future<zk::Result<zk::NodeData>> get_data(std::string path,

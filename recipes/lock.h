@@ -96,7 +96,8 @@ class Lock {
   // removed), kSessionExpired / kInvalidState / kClosing (the session died or was closed: the
   // codes zk::is_session_fatal names), kConnectionLoss only if the recipe could not recover. On
   // success the grant carries the fencing token. Nothing else, and no exception
-  // (error-contract judges both).
+  // (error-contract judges both). In particular never kNoNode: a lock directory deleted behind
+  // the recipe (an operator's delete, a reaped container) is created again.
   virtual zk::Task<zk::Result<Grant>> acquire(zk::Time deadline = zk::kNever) = 0;
 
   // Acquires only if no other holder must be waited for (Curator's acquire(0, ...)): the
@@ -110,7 +111,8 @@ class Lock {
   // that delete is retried until done or the session is gone — the node is never forgotten.
   // Errors: kNothing (see below), kCancelled, and the session-fatal codes.
   // Errors: kNothing when the caller does not hold the lock (release by a non-owner). A lost
-  // grant (kLost) is released with kOk: its node went with the session.
+  // grant (kLost) is released with kOk: its node went with the session. So is a grant whose
+  // node was deleted behind the holder (an operator's delete): the lock was lost unawares.
   virtual zk::Task<zk::Status> release() = 0;
 
   virtual LockState state() const = 0;

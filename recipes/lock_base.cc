@@ -134,16 +134,18 @@ zk::Task<zk::Status> LockBase::release() {
   h.hold_count = 0;
   announce_to(h, RecipeEvent::kNotLeader);
   stop_monitor(h, Error::kNothing);
-  (void)co_await drop(h.held);
+  zk::Status dropped = co_await drop(h.held);
   h.held = Held{};
   h.phase = Phase::kIdle;
   forget_if_idle(task);
+  if (release_reports_missing_node_ && dropped.error == Error::kNoNode) co_return dropped;
   co_return zk::Status{};
 }
 
 zk::Task<zk::Status> LockBase::drop(Held held) {
-  if (release_forgets_node_) {
-    // Broken: one delete; if its outcome is unknown, the node is forgotten.
+  if (release_forgets_node_ || release_reports_missing_node_) {
+    // Broken: one delete; if its outcome is unknown, the node is forgotten (and its NoNode is
+    // passed on).
     co_return co_await session_.remove(held.path);
   }
   // kOk or kSessionExpired: either way the node is no longer ours.
@@ -191,6 +193,7 @@ zk::Task<zk::Status> LockBase::lost_of(uint32_t task) {
 
 void LockBase::start_monitor(Holder& h) {
   if (ignore_expiry_) return;
+  if (announces_) h.gw->report = options_.report;  // the monitor announces through it too
   h.gw->generation++;
   h.gw->suspended = false;
   h.gw->lost = false;
@@ -282,7 +285,7 @@ zk::Task<zk::Status> LockBase::wait_connected(zk::Time deadline) {
   co_return zk::Status::failure(Error::kConnectionLoss);
 }
 
-zk::Task<zk::Status> LockBase::ensure_dir(zk::Time deadline) {
+zk::Task<zk::Status> LockBase::ensure_dir(zk::Time deadline, zk::CreateMode mode) {
   const std::string path = options_.path;
   for (int i = 0; i < kMaxRetries; ++i) {
     zk::Result<zk::Stat> e = co_await session_.exists(path).until(deadline);
@@ -298,9 +301,12 @@ zk::Task<zk::Status> LockBase::ensure_dir(zk::Time deadline) {
     while (pos != std::string::npos) {
       pos = path.find('/', pos + 1);
       const std::string prefix = path.substr(0, pos);
-      zk::Result<zk::Created> c =
-          co_await session_.create(prefix, "", zk::CreateMode::kPersistent).until(deadline);
+      const zk::CreateMode m = pos == std::string::npos ? mode : zk::CreateMode::kPersistent;
+      zk::Result<zk::Created> c = co_await session_.create(prefix, "", m).until(deadline);
       if (c.ok() || c.error == Error::kNodeExists) continue;
+      // kNoNode: a parent made (or seen) a moment ago was deleted since (an operator's delete
+      // of the tree, a reaped container): start over.
+      if (c.error == Error::kNoNode) break;
       if (c.error != Error::kConnectionLoss) co_return zk::Status::failure(c.error);
       zk::Status w = co_await wait_connected(deadline);
       if (!w.ok()) co_return w;

@@ -162,6 +162,9 @@ class LockBase : public Lock {
   void announce_leadership();
   // Announces `e` now (recipes that announce only; nothing when the listener already knows).
   void announce(RecipeEvent e);
+  // The last release passes the delete's NoNode on (a node deleted behind the holder) as its
+  // failure, like a recipe calling delete and letting NoNodeException out.
+  bool release_reports_missing_node_ = false;
 
   // ---- helpers for recipes ----
   zk::Session& session() { return session_; }
@@ -173,8 +176,10 @@ class LockBase : public Lock {
   bool session_dead() const;
   // Waits until the session is connected: kOk, kSessionExpired, kOperationTimeout, kCancelled.
   zk::Task<zk::Status> wait_connected(zk::Time deadline);
-  // Creates the lock directory and its parents (persistent) if missing.
-  zk::Task<zk::Status> ensure_dir(zk::Time deadline);
+  // Creates the lock directory and its parents (persistent) if missing; the directory itself
+  // with `mode` (a broken variant's container).
+  zk::Task<zk::Status> ensure_dir(zk::Time deadline,
+                                  zk::CreateMode mode = zk::CreateMode::kPersistent);
   // Deletes `path` (an ephemeral of session `sid`) if it is still ours, retrying through
   // ambiguous outcomes until done or the session is gone: kOk (deleted or already gone),
   // kSessionExpired (session gone: the server removes it, or already has).

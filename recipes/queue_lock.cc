@@ -62,6 +62,7 @@ QueueLock::QueueLock(zk::Session& session, LockOptions options, std::string reci
       markers_(markers_of(policy_, marker_)) {
   ignore_expiry_ = flaws_.ignore_expiry;
   release_forgets_node_ = flaws_.release_forgets_node;
+  release_reports_missing_node_ = flaws_.release_reports_missing_node;
   per_task_ = true;  // every fact of an attempt lives in attempt()'s frame
   monitor_trusts_stale_check_ = flaws_.monitor_trusts_stale_check;
   if (flaws_.block_event_thread) {
@@ -117,6 +118,14 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
                                (policy_ == QueuePolicy::kSemaphore && !flaws_.watch_lease_ahead);
 
   const zk::Time started = session().context().now();
+  if ((flaws_.dir_created_once && !dir_made_) || flaws_.container_dir) {
+    // Broken (both): the directory is ensured up front, and afterwards trusted to exist.
+    zk::Status d = co_await ensure_dir(
+        deadline, flaws_.container_dir ? zk::CreateMode::kContainer : zk::CreateMode::kPersistent);
+    if (!d.ok()) co_return fail<Held>(d.error);
+    dir_made_ = true;
+  }
+  const bool trusts_dir = flaws_.dir_created_once || flaws_.container_dir;
   for (int round = 0; round < kMaxRounds; ++round) {
     if (!mine) {
       std::string prefix = (flaws_.no_attempt_id ? std::string() : attempt_tag()) + our_marker();
@@ -155,6 +164,7 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
             .get_children(dir(), children_policy && !reuse_children ? &child_watch : nullptr)
             .until(deadline);
     if (!ch.ok()) {
+      if (ch.error == Error::kNoNode && trusts_dir) co_return fail<Held>(ch.error);  // broken
       if (ch.error == Error::kNoNode) {  // the directory is gone, and our node with it
         ++stats_.restarts;
         mine.reset();
@@ -390,9 +400,15 @@ zk::Task<zk::Result<QueueLock::Node>> QueueLock::create_contender(std::string pr
     }
     if (session().context().now() >= deadline) co_return fail<Node>(Error::kOperationTimeout);
     ++stats_.creates;
+    // Broken (ttl_nodes): a TTL node instead of an ephemeral one. (The mode and TTL are chosen
+    // before the call: GCC 12 destroys a conditional's temporary twice inside co_await.)
+    const bool ttl = flaws_.ttl_nodes.us > 0;
     zk::Result<zk::Created> r =
         co_await session()
-            .create(dir() + "/" + prefix, node_data(), zk::CreateMode::kEphemeralSequential)
+            .create(dir() + "/" + prefix, node_data(),
+                    ttl ? zk::CreateMode::kPersistentSequentialWithTtl
+                        : zk::CreateMode::kEphemeralSequential,
+                    ttl ? flaws_.ttl_nodes : zk::Duration{})
             .until(deadline);
     if (r.ok()) {
       Node n;
@@ -405,6 +421,9 @@ zk::Task<zk::Result<QueueLock::Node>> QueueLock::create_contender(std::string pr
       if (!parsed) co_return fail<Node>(Error::kMarshallingError);  // not a sequential reply
       last_node_ = Held{n.path, n.czxid, n.session};
       co_return zk::Result<Node>{Error::kOk, std::move(n)};
+    }
+    if (r.error == Error::kNoNode && (flaws_.dir_created_once || flaws_.container_dir)) {
+      co_return fail<Node>(r.error);  // broken: "the directory was made; NoNode cannot happen"
     }
     if (r.error == Error::kNoNode) {  // the directory vanished
       zk::Status d = co_await ensure_dir(deadline);

@@ -93,6 +93,21 @@ struct QueueFlaws {
   // Semaphores with LockOptions::capacity_path: the count is read once, at the first attempt,
   // and cached for good (never re-read, never watched): a lowered count is never obeyed.
   bool cache_capacity = false;
+  // The lock directory is made once, at the first acquire, and trusted from then on: when it is
+  // gone (an operator deleted it), a create's or a list's NoNode is the acquire's failure.
+  bool dir_created_once = false;
+  // The lock directory is a container node (ZooKeeper 3.5+, what Curator's
+  // creatingParentContainersIfNeeded makes), ensured (exists, create if missing) before each
+  // create: when the server reaps it, empty, between the ensure and the create, the create's
+  // NoNode is the acquire's failure instead of a reason to ensure it again.
+  bool container_dir = false;
+  // The last release is one delete whose NoNode (the node was deleted behind the holder) is
+  // the release's failure, like a recipe letting KeeperException.NoNodeException out.
+  bool release_reports_missing_node = false;
+  // Contender nodes are persistent-sequential TTL nodes with this TTL instead of ephemeral ones
+  // ("a crashed client's lock frees itself"): the server deletes a holder's node once it has gone
+  // unmodified for longer than the TTL, while the holder still holds (0: ephemeral, correct).
+  zk::Duration ttl_nodes{};
 };
 
 class QueueLock : public LockBase {
@@ -110,6 +125,7 @@ class QueueLock : public LockBase {
   const std::vector<std::string>& markers() const { return markers_; }
 
  private:
+  bool dir_made_ = false;  // QueueFlaws::dir_created_once: the one ensure happened
   struct Node {
     std::string path;
     std::string name;

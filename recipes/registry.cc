@@ -381,6 +381,52 @@ std::vector<RecipeInfo> build() {
             "S10, 003 (Curator's SharedCountReader)",
             queue("broken/semaphore-cached-capacity", QueuePolicy::kSemaphore,
                   flaw(&QueueFlaws::cache_capacity), "lease-")))));
+  r.push_back(caught(
+      {.caught_by = P::kErrorContract, .focus = {F::kDeleteDir}},
+      entry("broken/no-dir-recreate", Kind::kMutex, bad,
+            "the lock directory is made once, at the first acquire, and trusted from then on: "
+            "after an operator deletes it, every acquire fails with NoNode instead of making it "
+            "again",
+            "S2, 000 004",
+            queue("broken/no-dir-recreate", QueuePolicy::kMutex,
+                  flaw(&QueueFlaws::dir_created_once)))));
+  r.push_back(caught(
+      // a lagging follower still shows the reaped directory to the ensure, and a delay
+      // stretches the time between the ensure and the create
+      {.caught_by = P::kErrorContract, .focus = {F::kLaggingFollower, F::kDelay}},
+      entry("broken/container-dir-race", Kind::kMutex, bad,
+            "the lock directory is a container node, ensured before each create: when the "
+            "server reaps it (empty, after its last child went) between the ensure and the "
+            "create, the create's NoNode fails the acquire instead of ensuring it again",
+            "S2, 003 (Curator's creatingParentContainersIfNeeded)",
+            // Its queue is a container below the lock's directory (which the workload makes,
+            // persistent), as Curator makes a lock's path below an application's namespace.
+            [](zk::Session& s, const LockOptions& o) -> std::unique_ptr<Lock> {
+              LockOptions below = o;
+              below.path += "/queue";
+              return std::make_unique<QueueLock>(s, below,
+                                                 "broken/container-dir-race", QueuePolicy::kMutex,
+                                                 flaw(&QueueFlaws::container_dir));
+            })));
+  r.push_back(caught(
+      {.caught_by = P::kErrorContract, .focus = {F::kDeleteNode}},
+      entry("broken/release-requires-node", Kind::kMutex, bad,
+            "the last release is one delete whose NoNode is the release's failure: a holder "
+            "whose node an operator deleted (it lost the lock unawares) reports an error a "
+            "release may not (NoNodeException let out)",
+            "S5 S7, 003 004",
+            queue("broken/release-requires-node", QueuePolicy::kMutex,
+                  flaw(&QueueFlaws::release_reports_missing_node)))));
+  QueueFlaws ttl;
+  ttl.ttl_nodes = zk::milliseconds(100);
+  r.push_back(caught(
+      {.caught_by = P::kMutualExclusion},
+      entry("broken/ttl-lock-nodes", Kind::kMutex, bad,
+            "contender nodes are persistent TTL nodes (100 ms) instead of ephemeral ones, so that "
+            "a crashed client's lock frees itself: the server deletes a holder's node once it "
+            "has gone unmodified for longer than the TTL, and the next waiter holds beside it",
+            "S2 S9, 003",
+            queue("broken/ttl-lock-nodes", QueuePolicy::kMutex, ttl))));
   QueueFlaws impatient;
   impatient.steal_after = zk::milliseconds(100);
   r.push_back(caught(

@@ -180,6 +180,7 @@ void ClientImpl::log_send(const Request& r) {
   w_.log(index_, "send", a, r.xid, r.path, [&] {
     std::string t = std::string(op_name(r.op)) + " " + r.path;
     if (r.op == Op::kCreate) t += " " + zk::to_string(r.mode);
+    if (r.op == Op::kCreate && zk::has_ttl(r.mode)) t += " ttl " + zk::to_string(r.ttl);
     if (r.watch) t += " watch";
     return t;
   });
@@ -204,8 +205,15 @@ void ClientImpl::send(Pending& p) {
 }
 
 zk::Future<zk::Result<zk::Created>> ClientImpl::create(std::string path, std::string data,
-                                                       zk::CreateMode mode) {
+                                                       zk::CreateMode mode, Duration ttl) {
+  // A TTL on a mode without one is the caller's mistake: refused before anything is sent.
+  // (The TTL's range is the server's to judge: DataTree::prepare_create.)
+  if (!zk::has_ttl(mode) && ttl.us != 0) {
+    return zk::Future<zk::Result<zk::Created>>::ready(
+        zk::Result<zk::Created>::failure(Error::kBadArguments));
+  }
   Request r;
+  r.ttl = ttl;
   r.op = Op::kCreate;
   r.path = std::move(path);
   r.data = std::move(data);

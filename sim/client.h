@@ -52,7 +52,7 @@ class ClientImpl final : public Client, public zk::Executor {
   zk::SessionState state() const override { return state_; }
   Duration timeout() const override { return timeout_; }
   zk::Future<zk::Result<zk::Created>> create(std::string path, std::string data,
-                                             zk::CreateMode mode) override;
+                                             zk::CreateMode mode, Duration ttl = {}) override;
   zk::Future<zk::Status> remove(std::string path, zk::Version version) override;
   zk::Future<zk::Result<zk::Stat>> exists(std::string path, zk::Watch* watch) override;
   zk::Future<zk::Result<zk::NodeData>> get_data(std::string path, zk::Watch* watch) override;

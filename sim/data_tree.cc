@@ -131,13 +131,18 @@ uint64_t DataTree::child_key(std::string_view name) const {
 }
 
 Error DataTree::prepare_create(std::string_view path, std::string_view data, zk::CreateMode mode,
-                               zk::SessionId owner, Txn* txn, bool path_valid) const {
+                               zk::SessionId owner, Txn* txn, bool path_valid,
+                               zk::Duration ttl) const {
   const bool seq = zk::is_sequential(mode);
   if (!path_valid && !valid_path(path, seq)) return Error::kBadArguments;
+  // EphemeralType.validateTTL: a TTL mode needs 1 ms .. the encoding's maximum.
+  if (zk::has_ttl(mode) && (ttl < zk::milliseconds(1) || ttl > zk::kMaxTtl)) {
+    return Error::kBadArguments;
+  }
   if (path == "/") return Error::kNodeExists;
   const Node* parent = find(parent_of(path));
   if (parent == nullptr) return Error::kNoNode;
-  if (parent->stat.ephemeral_owner.valid()) return Error::kNoChildrenForEphemerals;
+  if (zk::is_session_owner(parent->stat.ephemeral_owner)) return Error::kNoChildrenForEphemerals;
   std::string final_path;
   final_path.reserve(path.size() + 11);
   final_path.append(path);
@@ -146,7 +151,10 @@ Error DataTree::prepare_create(std::string_view path, std::string_view data, zk:
   txn->type = TxnType::kCreate;
   txn->path = std::move(final_path);
   txn->data = std::string(data);
-  txn->session = zk::is_ephemeral(mode) ? owner : zk::SessionId{};
+  txn->session = zk::is_ephemeral(mode)  ? owner
+                 : zk::is_container(mode) ? zk::kContainerOwner
+                 : zk::has_ttl(mode)      ? zk::ttl_owner(ttl)
+                                          : zk::SessionId{};
   return Error::kOk;
 }
 
@@ -212,8 +220,13 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
   node.data = txn.data;
   node.stat.czxid = node.stat.mzxid = node.stat.pzxid = txn.zxid;
   node.stat.ctime_ms = node.stat.mtime_ms = txn.time.us / 1000;
-  node.stat.ephemeral_owner = txn.session;
-  if (txn.session.valid()) ++ephemerals_[txn.session.value];
+  if (zk::is_session_owner(txn.session)) {
+    node.stat.ephemeral_owner = txn.session;
+    ++ephemerals_[txn.session.value];
+  } else if (txn.session.valid()) {
+    node.extended_type = txn.session;  // a container or TTL node: the stat shows 0
+    reapable_.insert(txn.path);
+  }
   node.stat.data_length = static_cast<int32_t>(txn.data.size());
   nodes_.emplace(txn.path, std::move(node));  // may rehash: `parent` is not used after this
   triggers->push_back(Trigger{txn.path, zk::EventType::kCreated});
@@ -224,7 +237,8 @@ void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Tr
   auto it = nodes_.find(path);
   LOCKSTEP_ASSERT(it != nodes_.end());
   LOCKSTEP_ASSERT(it->second.children.empty());  // invariant 1: no node loses its parent
-  if (const zk::SessionId owner = it->second.stat.ephemeral_owner; owner.valid()) {
+  if (it->second.extended_type.valid()) reapable_.erase(std::string(path));
+  if (const zk::SessionId owner = it->second.stat.ephemeral_owner; zk::is_session_owner(owner)) {
     auto e = ephemerals_.find(owner.value);
     LOCKSTEP_ASSERT(e != ephemerals_.end() && e->second > 0);
     if (--e->second == 0) ephemerals_.erase(e);

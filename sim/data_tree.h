@@ -12,6 +12,8 @@
 //      signed 32-bit int); deletes never move it. cversion counts creates and deletes.
 //   4. stat.num_children == children.size(); data_length == data.size().
 //   5. Children iterate in (hash(salt, name), name) order: unsorted, stable between calls.
+//   6. Containers and TTL nodes (Node::extended_type zk::kContainerOwner / zk::ttl_owner) are
+//      persistent: stat.ephemeral_owner 0, children allowed; reapable() lists them.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +43,10 @@ std::string_view name_of(std::string_view path);    // "a" for "/x/a"
 struct Node {
   std::string data;
   zk::Stat stat;
+  // A container's or TTL node's type, as the server records it in its own ephemeralOwner
+  // (zk::kContainerOwner, zk::ttl_owner); 0 otherwise. Clients never see it: the stat they get
+  // shows ephemeral_owner 0 for these nodes (DataTree.getClientEphemeralOwner; measured).
+  zk::SessionId extended_type;
   int32_t next_sequence = 0;
   std::set<std::pair<uint64_t, std::string>> children;  // (hash, name)
 };
@@ -70,7 +76,8 @@ class DataTree {
   // Validation on the leader. On kOk, *txn holds everything but zxid and time. `path_valid`:
   // the caller already checked valid_path (a simulated client does before it sends).
   zk::Error prepare_create(std::string_view path, std::string_view data, zk::CreateMode mode,
-                           zk::SessionId owner, Txn* txn, bool path_valid = false) const;
+                           zk::SessionId owner, Txn* txn, bool path_valid = false,
+                           zk::Duration ttl = {}) const;
   zk::Error prepare_delete(std::string_view path, zk::Version version, Txn* txn,
                            bool path_valid = false) const;
   zk::Error prepare_set(std::string_view path, std::string_view data, zk::Version version, Txn* txn,
@@ -85,6 +92,8 @@ class DataTree {
   // no ephemeral outlives its session.
   const std::map<uint64_t, uint32_t>& ephemeral_owners() const { return ephemerals_; }
   uint32_t ephemeral_count(zk::SessionId owner) const;
+  // Containers and TTL nodes, by path (ContainerManager's candidates are found among them).
+  const std::set<std::string>& reapable() const { return reapable_; }
   void set_sequence_counter(std::string_view parent, int32_t next);
 
  private:
@@ -101,6 +110,7 @@ class DataTree {
   std::unordered_map<std::string, Node, Hash, std::equal_to<>> nodes_;  // lookups only
   uint64_t salt_;
   std::map<uint64_t, uint32_t> ephemerals_;  // owner session -> ephemeral nodes it owns (> 0)
+  std::set<std::string> reapable_;           // containers and TTL nodes
 };
 
 }  // namespace lockstep::sim

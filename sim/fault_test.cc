@@ -439,6 +439,83 @@ TEST(FaultTest, SetCapacityCreatesThenSetsTheCountNode) {
   EXPECT_EQ(w.node("/count")->data, "1");
 }
 
+// kDeleteNode: an outside session deletes the oldest ephemeral under the directory (the
+// lowest sequence: the holder's node), whoever owns it; the owner's session lives on and is
+// not told, a watcher of the node is, and the persistent foreign node is never the victim.
+TEST(FaultTest, DeleteNodeRemovesTheOldestEphemeralBehindItsOwner) {
+  World w(quiet());
+  Client& a = w.add_client();
+  Client& b = w.add_client();
+  ASSERT_TRUE(await_result(w, a, a.create("/lock", "", CreateMode::kPersistent))->ok());
+  ASSERT_TRUE(await_result(w, a, a.create("/lock/p", "", CreateMode::kPersistent))->ok());
+  auto first = await_result(w, a, a.create("/lock/n-", "", CreateMode::kEphemeralSequential));
+  auto second = await_result(w, b, b.create("/lock/n-", "", CreateMode::kEphemeralSequential));
+  ASSERT_TRUE(first->ok() && second->ok());
+  zk::Watch watch;
+  ASSERT_TRUE(await_result(w, b, b.exists(first->value.path, &watch))->ok());
+  Fault f = fault(FaultKind::kDeleteNode, w.now(), 0);
+  f.path = "/lock";
+  w.inject(f);
+  w.run_for(zk::milliseconds(5));
+  EXPECT_FALSE(w.node(first->value.path).has_value());
+  EXPECT_TRUE(w.node(second->value.path).has_value());
+  EXPECT_TRUE(w.node("/lock/p").has_value());
+  EXPECT_TRUE(w.session_alive(a.id()));
+  EXPECT_EQ(a.state(), SessionState::kConnected);
+  auto ev = await_watch(w, b, watch);
+  ASSERT_TRUE(ev && ev->ok());
+  EXPECT_EQ(ev->value.type, zk::EventType::kDeleted);
+  // Again: now b's node is the oldest; then nothing is left to delete (a no-op).
+  f.at = w.now();
+  w.inject(f);
+  w.run_for(zk::milliseconds(5));
+  EXPECT_FALSE(w.node(second->value.path).has_value());
+  f.at = w.now();
+  w.inject(f);
+  w.run_for(zk::milliseconds(5));
+  EXPECT_TRUE(w.node("/lock/p").has_value());
+}
+
+// kDeleteDir: the directory and everything below it go, children first, one zxid each (a
+// child-list watch on the directory fires, then its deletion); a create under it then gets
+// kNoNode until someone recreates the directory.
+TEST(FaultTest, DeleteDirRemovesTheDirectoryAndItsChildren) {
+  World w(quiet());
+  Client& a = w.add_client();
+  Client& b = w.add_client();
+  ASSERT_TRUE(await_result(w, a, a.create("/top", "", CreateMode::kPersistent))->ok());
+  ASSERT_TRUE(await_result(w, a, a.create("/top/lock", "", CreateMode::kPersistent))->ok());
+  ASSERT_TRUE(await_result(w, a, a.create("/top/lock/sub", "", CreateMode::kPersistent))->ok());
+  ASSERT_TRUE(
+      await_result(w, a, a.create("/top/lock/sub/e", "", CreateMode::kEphemeral))->ok());
+  ASSERT_TRUE(await_result(w, b, b.create("/top/lock/x-", "", CreateMode::kEphemeralSequential))
+                  ->ok());
+  zk::Watch children;
+  ASSERT_TRUE(await_result(w, b, b.get_children("/top/lock", &children))->ok());
+  const zk::Stat before = w.node("/top")->stat;
+  Fault f = fault(FaultKind::kDeleteDir, w.now(), 0);
+  f.path = "/top/lock";
+  w.inject(f);
+  w.run_for(zk::milliseconds(5));
+  EXPECT_FALSE(w.node("/top/lock").has_value());
+  EXPECT_FALSE(w.node("/top/lock/sub/e").has_value());
+  ASSERT_TRUE(w.node("/top").has_value());
+  EXPECT_EQ(w.node("/top")->stat.cversion, before.cversion + 1);
+  EXPECT_TRUE(w.session_alive(a.id()));
+  EXPECT_TRUE(w.session_alive(b.id()));
+  auto ev = await_watch(w, b, children);
+  ASSERT_TRUE(ev && ev->ok());
+  EXPECT_EQ(ev->value.type, zk::EventType::kChildrenChanged);
+  EXPECT_EQ(await_result(w, a, a.create("/top/lock/y-", "", CreateMode::kEphemeralSequential))
+                ->error,
+            Error::kNoNode);
+  // A missing directory is a logged no-op.
+  f.at = w.now();
+  w.inject(f);
+  w.run_for(zk::milliseconds(5));
+  EXPECT_TRUE(w.node("/top").has_value());
+}
+
 // kCrash: the client never runs again and its ephemeral node disappears once the server
 // expires the session, between (timeout - ping interval) and (timeout + one tick) later.
 TEST(FaultTest, CrashedClientsEphemeralDisappearsAfterTimeout) {

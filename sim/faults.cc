@@ -64,6 +64,8 @@ void World::Impl::start_fault(size_t index) {
     case FaultKind::kLoseNextRequest: client(f.client).fault_lose_next_request(); break;
     case FaultKind::kStall: client(f.client).arm_stall(f.task, f.duration); break;
     case FaultKind::kSetCapacity: foreign_set(f.path, std::to_string(f.count)); break;
+    case FaultKind::kDeleteNode: foreign_delete_oldest(f.path); break;
+    case FaultKind::kDeleteDir: foreign_delete_tree(f.path); break;
   }
   const bool timed = f.kind == FaultKind::kPause || f.kind == FaultKind::kPartition ||
                      f.kind == FaultKind::kServerRestart || f.kind == FaultKind::kStall;

@@ -47,6 +47,7 @@ struct Request {
   std::string path;
   std::string data;
   zk::CreateMode mode = zk::CreateMode::kPersistent;
+  zk::Duration ttl{};  // create with a TTL mode
   zk::Version version = zk::kAnyVersion;
   bool watch = false;
   bool lose_reply = false;    // FaultKind::kLoseNextReply marked it

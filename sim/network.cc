@@ -24,7 +24,8 @@ size_t Request::frame_bytes() const {
   const size_t header = 8;  // xid, type
   const size_t p = 4 + path.size();
   switch (op) {
-    case Op::kCreate: return header + p + 4 + data.size() + 27 + 4;  // acl world:anyone, flags
+    case Op::kCreate:  // acl world:anyone, flags; CreateTTLRequest adds the ttl
+      return header + p + 4 + data.size() + 27 + 4 + (zk::has_ttl(mode) ? 8 : 0);
     case Op::kDelete: return header + p + 4;                         // version
     case Op::kSetData: return header + p + 4 + data.size() + 4;
     case Op::kExists:

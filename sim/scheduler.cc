@@ -22,6 +22,7 @@ constexpr Later later;
 constexpr uint32_t kApplyTask = 0x10000;  // + the server's id
 constexpr uint32_t kExpiryTask = 0x20000;
 constexpr uint32_t kFaultTask = 0x30000;
+constexpr uint32_t kReapTask = 0x40000;  // the leader's ContainerManager
 // Connection ids beyond this are not remembered (their deliveries count as unknown clients).
 constexpr uint64_t kMaxTrackedConns = 1u << 20;
 
@@ -43,6 +44,7 @@ const char* event_tag_name(uint8_t tag) {
     case EventTag::kClientTimer: return "client-timer";
     case EventTag::kFault: return "fault";
     case EventTag::kFaultEnd: return "fault-end";
+    case EventTag::kReap: return "reap";
   }
   return "?";
 }
@@ -125,6 +127,10 @@ EventInfo Scheduler::info(const Event& e) const {
       i.footprint = kTouchesWorld;
       i.task = kFaultTask;
       break;
+    case EventTag::kReap:
+      i.footprint = kTouchesServer;
+      i.task = kReapTask;
+      break;
   }
   return i;
 }
@@ -156,6 +162,7 @@ void Scheduler::observe_push(const Event& e) {
     case EventTag::kExpire:
     case EventTag::kFault:
     case EventTag::kFaultEnd:
+    case EventTag::kReap:
       if (client_event) current_.footprint |= kTouchesServer;
       break;
     case EventTag::kResume:

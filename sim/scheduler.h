@@ -41,6 +41,7 @@ enum class EventTag : uint8_t {
   kClientTimer,  // client: internal timer of kind a (ClientTimer) with token b
   kFault,        // world: fault a starts
   kFaultEnd,     // world: fault a ends (pause, partition, restart, ...)
+  kReap,         // servers: the leader's container/TTL check (ContainerManager)
 };
 
 struct Event {

@@ -196,7 +196,7 @@ void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
   switch (r.op) {
     // The client validated the path before sending it (ClientImpl::submit).
     case Op::kCreate:
-      err = tree.prepare_create(r.path, r.data, r.mode, c.session, txn, true);
+      err = tree.prepare_create(r.path, r.data, r.mode, c.session, txn, true, r.ttl);
       break;
     case Op::kDelete: err = tree.prepare_delete(r.path, r.version, txn, true); break;
     case Op::kSetData: err = tree.prepare_set(r.path, r.data, r.version, txn, true); break;
@@ -214,7 +214,7 @@ void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
 }
 
 zk::Zxid World::Impl::commit(Txn txn) {
-  LOCKSTEP_ASSERT(txn.type != TxnType::kCreate || !txn.session.valid() ||
+  LOCKSTEP_ASSERT(txn.type != TxnType::kCreate || !zk::is_session_owner(txn.session) ||
                   sessions_.count(txn.session.value) != 0);  // no ephemeral of a dead session
   zxid_.value++;
   txn.zxid = zxid_;
@@ -224,6 +224,9 @@ zk::Zxid World::Impl::commit(Txn txn) {
         HerdRecord{zxid_, txn.type == TxnType::kDelete ? txn.path : txn.paths[0], 0, 0});
   }
   apply_at(leader(), txn);
+  if (txn.type == TxnType::kCreate && txn.session.valid() && !zk::is_session_owner(txn.session)) {
+    schedule_reap();  // a container or TTL node: the leader's ContainerManager has work
+  }
   if (servers_.size() > 1) {
     txlog_.push_back(std::move(txn));
     schedule_follower_applies(zxid_);
@@ -517,6 +520,110 @@ void World::Impl::foreign_set(const std::string& path, const std::string& data) 
   log(0, "foreign-set", static_cast<uint64_t>(err), 0, path,
       [&] { return path + " = " + data + " " + zk::error_name(err); });
   if (err == Error::kOk) commit(std::move(txn));
+}
+
+namespace {
+
+// `path` and every node below it on `tree`, parents before children (children in the tree's
+// own order, which is seeded and stable).
+std::vector<std::string> subtree(const DataTree& tree, const std::string& path) {
+  std::vector<std::string> out;
+  if (tree.find(path) == nullptr) return out;
+  out.push_back(path);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Node* n = tree.find(out[i]);
+    const std::string base = out[i] == "/" ? "" : out[i];
+    for (const auto& [hash, name] : n->children) out.push_back(base + "/" + name);
+  }
+  return out;
+}
+
+}  // namespace
+
+// An outside session's delete, as ZooKeeper would run it: validated and committed by the
+// leader, replicated, and firing watches like any client's delete. While the leader is down
+// no outside session can write: the fault changes nothing.
+Error World::Impl::foreign_delete(const std::string& path) {
+  Txn txn;
+  const Error err = !serving(leader()) ? Error::kConnectionLoss
+                                       : leader().tree.prepare_delete(path, zk::kAnyVersion, &txn);
+  log(0, "foreign-delete", static_cast<uint64_t>(err), 0, path,
+      [&] { return path + " " + zk::error_name(err); });
+  if (err == Error::kOk) commit(std::move(txn));
+  return err;
+}
+
+void World::Impl::foreign_delete_oldest(const std::string& path) {
+  const DataTree& tree = leader().tree;
+  std::string victim;
+  zk::Zxid oldest{INT64_MAX};
+  for (const std::string& p : subtree(tree, path)) {
+    const Node* n = tree.find(p);
+    if (n->stat.ephemeral_owner.valid() && n->stat.czxid < oldest) {
+      oldest = n->stat.czxid;
+      victim = p;
+    }
+  }
+  if (victim.empty()) {
+    log(0, "foreign-delete", static_cast<uint64_t>(Error::kNoNode), 0, path,
+        [&] { return path + " has no ephemeral node"; });
+    return;
+  }
+  (void)foreign_delete(victim);
+}
+
+void World::Impl::foreign_delete_tree(const std::string& path) {
+  std::vector<std::string> nodes = subtree(leader().tree, path);
+  // Children before their parents; the server's own nodes are never deleted.
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    if (*it == "/" || *it == "/zookeeper" || it->rfind("/zookeeper/", 0) == 0) continue;
+    (void)foreign_delete(*it);
+  }
+  if (nodes.empty()) (void)foreign_delete(path);  // logged: kNoNode
+}
+
+// ---- containers and TTL nodes (ZooKeeper's ContainerManager, on the leader) ----
+
+// The check runs at every multiple of the interval of virtual time (a fixed-rate timer), only
+// while some container or TTL node exists: a world that never creates one schedules nothing.
+void World::Impl::schedule_reap() {
+  if (reap_scheduled_ || leader().tree.reapable().empty()) return;
+  const int64_t every = opt_.container_check_interval.us;
+  LOCKSTEP_ASSERT(every > 0);
+  push(Event{Time{(now().us / every + 1) * every}, 0, EventTag::kReap, 0, 0, 0});
+  reap_scheduled_ = true;
+}
+
+// ContainerManager.getCandidates, then a delete of each: a container that has had a child
+// (cversion > 0) and has none now; a TTL node without children whose mtime is more than its
+// TTL ago. A container that never had a child is kept (znode.container.maxNeverUsedIntervalMs
+// is 0 by default). While the leader is down nothing is checked.
+void World::Impl::reap() {
+  reap_scheduled_ = false;
+  if (serving(leader())) {
+    const DataTree& tree = leader().tree;
+    std::vector<std::string> victims;
+    for (const std::string& path : tree.reapable()) {
+      const Node* n = tree.find(path);
+      LOCKSTEP_ASSERT(n != nullptr);
+      if (!n->children.empty()) continue;
+      const zk::SessionId owner = n->extended_type;
+      if (owner == zk::kContainerOwner) {
+        if (n->stat.cversion > 0) victims.push_back(path);
+        continue;
+      }
+      const int64_t ttl_ms = static_cast<int64_t>(owner.value & ~zk::kTtlOwnerMark);
+      if (ttl_ms != 0 && now().us / 1000 - n->stat.mtime_ms > ttl_ms) victims.push_back(path);
+    }
+    for (const std::string& path : victims) {
+      Txn txn;
+      const Error err = leader().tree.prepare_delete(path, zk::kAnyVersion, &txn);
+      log(0, "reap", static_cast<uint64_t>(err), 0, path,
+          [&] { return path + " " + zk::error_name(err); });
+      if (err == Error::kOk) commit(std::move(txn));
+    }
+  }
+  schedule_reap();
 }
 
 }  // namespace lockstep::sim

@@ -47,6 +47,72 @@ TEST(TreeTest, CrudAndStat) {
   EXPECT_EQ(await_result(w, c, c.exists("/nope"))->error, Error::kNoNode);
 }
 
+// Containers (ZooKeeper's ContainerManager, every check interval on the leader): one that had
+// a child is deleted once it has none left (its watchers told), one that never had a child is
+// kept, one with a child is kept; the stat a client sees shows no owner, and an ephemeral may
+// live under a container.
+TEST(TreeTest, ContainerIsReapedAfterItsLastChildGoes) {
+  World w(quiet());
+  Client& c = w.add_client();
+  auto made = await_result(w, c, c.create("/used", "", CreateMode::kContainer));
+  ASSERT_TRUE(made && made->ok());
+  EXPECT_FALSE(made->value.stat.ephemeral_owner.valid()) << "clients see no container mark";
+  ASSERT_TRUE(await_result(w, c, c.create("/never", "", CreateMode::kContainer))->ok());
+  ASSERT_TRUE(await_result(w, c, c.create("/full", "", CreateMode::kContainer))->ok());
+  ASSERT_TRUE(await_result(w, c, c.create("/full/e", "", CreateMode::kEphemeral))->ok());
+  ASSERT_TRUE(await_result(w, c, c.create("/used/e", "", CreateMode::kEphemeral))->ok());
+  w.run_for(zk::milliseconds(250));  // two checks: /used has a child
+  EXPECT_TRUE(w.node("/used").has_value());
+  zk::Watch gone;
+  ASSERT_TRUE(await_result(w, c, c.exists("/used", &gone))->ok());
+  ASSERT_TRUE(await_result(w, c, c.remove("/used/e"))->ok());
+  EXPECT_TRUE(w.node("/used").has_value());  // not before the next check
+  w.run_for(zk::milliseconds(101));
+  EXPECT_FALSE(w.node("/used").has_value());
+  auto ev = await_watch(w, c, gone);
+  ASSERT_TRUE(ev && ev->ok());
+  EXPECT_EQ(ev->value.type, zk::EventType::kDeleted);
+  w.run_for(zk::seconds(2));
+  EXPECT_TRUE(w.node("/never").has_value());
+  EXPECT_TRUE(w.node("/full").has_value());
+  EXPECT_EQ(await_result(w, c, c.create("/used/x", "", CreateMode::kEphemeral))->error,
+            Error::kNoNode);
+}
+
+// TTL nodes: deleted at the first check after they went unmodified and childless for longer
+// than their TTL (a set_data restarts the clock, a child keeps it); the TTL range and the modes
+// without one are checked; the stat a client sees shows no owner.
+TEST(TreeTest, TtlNodeIsReapedAfterItsTtl) {
+  World w(quiet());
+  Client& c = w.add_client();
+  auto made =
+      await_result(w, c, c.create("/t", "", CreateMode::kPersistentWithTtl, zk::milliseconds(300)));
+  ASSERT_TRUE(made && made->ok());
+  EXPECT_FALSE(made->value.stat.ephemeral_owner.valid()) << "clients see no TTL mark";
+  auto seq = await_result(
+      w, c, c.create("/s-", "", CreateMode::kPersistentSequentialWithTtl, zk::milliseconds(300)));
+  ASSERT_TRUE(seq && seq->ok());
+  EXPECT_EQ(seq->value.path, "/s-0000000001");  // "/" counts /t only (not /zookeeper)
+  ASSERT_TRUE(await_result(w, c, c.create("/kept", "", CreateMode::kPersistentWithTtl,
+                                          zk::milliseconds(300)))
+                  ->ok());
+  ASSERT_TRUE(await_result(w, c, c.create("/kept/child", "", CreateMode::kPersistent))->ok());
+  w.run_for(zk::milliseconds(200));
+  ASSERT_TRUE(await_result(w, c, c.set_data("/t", "touched"))->ok());
+  w.run_for(zk::milliseconds(250));
+  EXPECT_TRUE(w.node("/t").has_value());  // touched 250 ms ago
+  EXPECT_FALSE(w.node(seq->value.path).has_value());
+  w.run_for(zk::milliseconds(200));
+  EXPECT_FALSE(w.node("/t").has_value());
+  EXPECT_TRUE(w.node("/kept").has_value());
+  EXPECT_EQ(await_result(w, c, c.create("/z", "", CreateMode::kPersistentWithTtl))->error,
+            Error::kBadArguments);
+  EXPECT_EQ(await_result(w, c, c.create("/z", "", CreateMode::kPersistent, zk::milliseconds(5)))
+                ->error,
+            Error::kBadArguments);
+  EXPECT_FALSE(w.node("/z").has_value());
+}
+
 // Malformed paths are rejected with kBadArguments; sequential creates may end in '/'.
 TEST(TreeTest, PathValidation) {
   World w(quiet());

@@ -76,6 +76,7 @@ void World::Impl::dispatch(const Event& e) {
     case EventTag::kExpire: expire_event(e); break;
     case EventTag::kFault: start_fault(e.a); break;
     case EventTag::kFaultEnd: end_fault(e.a); break;
+    case EventTag::kReap: reap(); break;
   }
   if (e.client != 0) {
     ClientImpl& c = client(e.client);

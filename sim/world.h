@@ -209,6 +209,14 @@ class EventLog {
 //   kCancel           cancel the client's root task named `task` at its current await point
 //                     (only tasks started with Client::spawn are known by name).
 //   kForeignChild     an outside session creates persistent node `path` (a full path).
+//   kDeleteNode       an outside session deletes the oldest ephemeral node (lowest czxid) at or
+//                     under `path`: given the lock directory, the holder's node (the lowest
+//                     sequence), whoever holds it. Nothing when there is none. The owner is not
+//                     told (ZooKeeper tells only watchers): a holder has lost its lock unawares.
+//   kDeleteDir        an outside session deletes `path` and every node below it, children first,
+//                     one delete (one zxid) each, as zkCli's deleteall does; ephemerals included.
+//   Both commit through the leader like a client's delete (replicated, watches fired); while
+//   the leader is down they do nothing (logged).
 //   kCrash            the client process dies for good: no more code, heartbeats or requests;
 //                     the server expires its session after the timeout (S9).
 //   kCloseSession     the client closes its session cleanly now (ephemerals deleted at once).
@@ -243,6 +251,10 @@ struct WorldOptions {
   size_t packet_limit_bytes = (1 << 20) - 1;
   bool java_reply_limit = false;  // model Java clients: a reply over the limit is lost
   bool record_log = true;         // keep text lines (the hash is always computed)
+  // znode.container.checkIntervalMs: how often the leader looks for containers and TTL nodes
+  // to delete (ZooKeeper's default is 60 s; the real harness's server runs with 100 ms, and so
+  // does the simulator by default). Checks run only while such a node exists.
+  Duration container_check_interval = zk::milliseconds(100);
 };
 
 struct ClientOptions {

@@ -120,6 +120,16 @@ class World::Impl final : public EventFilter {
   void foreign_create(const std::string& path);
   // An outside session's set_data of `path` (created, persistent, when missing).
   void foreign_set(const std::string& path, const std::string& data);
+  // An outside session deletes `path` (kAnyVersion); the error it met (logged).
+  zk::Error foreign_delete(const std::string& path);
+  // delete-node: the oldest ephemeral (lowest czxid) at or under `path`, if any.
+  void foreign_delete_oldest(const std::string& path);
+  // delete-dir: `path` and everything below it, children first, one delete each.
+  void foreign_delete_tree(const std::string& path);
+  // The leader's ContainerManager: schedule its next check if a container or TTL node exists;
+  // run one check (server.cc).
+  void schedule_reap();
+  void reap();
 
   // ---- faults.cc ----
   void inject(Fault f);
@@ -178,6 +188,7 @@ class World::Impl final : public EventFilter {
   uint64_t requests_total_ = 0;
   Observer* observer_ = nullptr;
   uint64_t events_executed_ = 0;
+  bool reap_scheduled_ = false;  // a kReap event is queued
   Time next_check_{};  // when step() next runs check_sessions() (every tick of virtual time)
 };
 

@@ -321,9 +321,9 @@ sim::Fault fault_from_json(const Node& j, uint32_t clients, uint32_t servers) {
                                              "fault request filter");
   f.task = text(j["task"]);
   f.path = text(j["path"]);
-  if (f.kind == sim::FaultKind::kForeignChild && !sim::valid_path(f.path)) {
-    throw SchemaError{j.path + ".path must be the full ZooKeeper path of the node to create, " +
-                      "not \"" + f.path + "\""};
+  if (zk::takes(f.kind, zk::kParamPath) && !sim::valid_path(f.path)) {
+    throw SchemaError{j.path + ".path must be the full ZooKeeper path of the node " + kind +
+                      " acts on, not \"" + f.path + "\""};
   }
   if (zk::takes(f.kind, zk::kParamCount)) {
     if (!sim::valid_path(f.path) || f.path == "/") {

@@ -48,8 +48,10 @@ enum class FaultKind : uint8_t {
   kLoseNextRequest,  // lost-request
   kStall,            // stall
   kSetCapacity,      // set-capacity
+  kDeleteNode,       // delete-node
+  kDeleteDir,        // delete-dir
 };
-inline constexpr int kFaultKindCount = 16;
+inline constexpr int kFaultKindCount = 18;
 
 // Who a fault hits when it is not the indexed client or server: the real driver resolves these
 // when the fault takes effect (the simulator uses the indexes).
@@ -84,7 +86,7 @@ enum FaultParam : uint16_t {
   kParamTarget = 1u << 4,    // target: indexed, or holder / leader resolved when it takes effect
   kParamRequests = 1u << 5,  // requests: any, create or delete
   kParamTask = 1u << 6,      // task: the name of the client's task to cancel
-  kParamPath = 1u << 7,      // path: the full path of the node to create (or set)
+  kParamPath = 1u << 7,      // path: the full path of the node to create, set, delete or clear
   kParamCount = 1u << 8,     // count: the number to write (a semaphore's capacity)
 };
 
@@ -154,6 +156,14 @@ inline constexpr FaultDescriptor kFaultDescriptors[] = {
      "an outside session sets a semaphore's capacity node (LockOptions::capacity_path) to a new "
      "lease count, creating it if missing; drawn only for recipes that read one",
      kSimulator, kParamPath | kParamCount, true},
+    {FaultKind::kDeleteNode, "delete-node",
+     "an outside session deletes the oldest ephemeral node at or under `path` (in the lock "
+     "directory: the lowest sequence, the holder's node) behind its owner's back",
+     kSimulator | kRealServer, kParamPath, true},
+    {FaultKind::kDeleteDir, "delete-dir",
+     "an outside session deletes `path` (the lock directory) and every node below it, children "
+     "first, one delete each (zkCli's deleteall)",
+     kSimulator | kRealServer, kParamPath, true},
 };
 
 namespace detail {
@@ -172,7 +182,7 @@ constexpr bool fault_table_ok() {
 }  // namespace detail
 static_assert(detail::fault_table_ok(),
               "kFaultDescriptors: one entry per FaultKind, in enum order, with distinct names");
-static_assert(static_cast<int>(FaultKind::kSetCapacity) + 1 == kFaultKindCount,
+static_assert(static_cast<int>(FaultKind::kDeleteDir) + 1 == kFaultKindCount,
               "kFaultKindCount counts every FaultKind");
 
 // REQUIRES: k is a FaultKind enumerator.
@@ -224,7 +234,7 @@ struct Fault {
   FaultTarget target = FaultTarget::kIndexed;
   FaultRequests requests = FaultRequests::kAny;
   std::string task;  // cancel
-  std::string path;  // foreign-child, set-capacity
+  std::string path;  // foreign-child, set-capacity, delete-node, delete-dir
   uint32_t count = 0;  // set-capacity: the new lease count
 };
 

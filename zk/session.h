@@ -18,7 +18,8 @@
 //     be applied), kCancelled (task cancellation: the request may still be applied), kClosing
 //     (close() was called while the request was in flight: it may still be applied),
 //     kBadArguments (malformed path).
-//   create:       kNodeExists, kNoNode (parent missing), kNoChildrenForEphemerals.
+//   create:       kNodeExists, kNoNode (parent missing), kNoChildrenForEphemerals,
+//                 kUnimplemented (a TTL mode on a server without extended types).
 //   remove:       kNoNode, kBadVersion, kNotEmpty.
 //   exists:       kNoNode (not an error for the watch: a creation watch is armed).
 //   get_data, get_children: kNoNode (no watch armed).
@@ -70,7 +71,11 @@ class Session {
   // The session timeout the server granted (or requested, before connecting).
   virtual Duration timeout() const = 0;
 
-  virtual Future<Result<Created>> create(std::string path, std::string data, CreateMode mode) = 0;
+  // `ttl`: for the TTL modes, how long the node may stay childless and unmodified before the
+  // server deletes it (1 ms .. kMaxTtl, else kBadArguments); for every other mode it must be 0
+  // (else kBadArguments, without sending anything).
+  virtual Future<Result<Created>> create(std::string path, std::string data, CreateMode mode,
+                                         Duration ttl = {}) = 0;
   virtual Future<Status> remove(std::string path, Version version = kAnyVersion) = 0;
   // On kNoNode with a watch requested, a creation watch is armed.
   virtual Future<Result<Stat>> exists(std::string path, Watch* watch = nullptr) = 0;

@@ -91,6 +91,9 @@ std::string to_string(CreateMode m) {
     case CreateMode::kEphemeral: return "ephemeral";
     case CreateMode::kPersistentSequential: return "persistent-sequential";
     case CreateMode::kEphemeralSequential: return "ephemeral-sequential";
+    case CreateMode::kContainer: return "container";
+    case CreateMode::kPersistentWithTtl: return "persistent-with-ttl";
+    case CreateMode::kPersistentSequentialWithTtl: return "persistent-sequential-with-ttl";
   }
   return "?";
 }

@@ -86,18 +86,50 @@ struct Stat {
   bool operator==(const Stat&) const = default;
 };
 
+// ZooKeeper's create modes. The last three are ZooKeeper 3.5's extended types:
+//   kContainer   a persistent node the server deletes once it has had a child and has none
+//                left (ContainerManager, every znode.container.checkIntervalMs on the leader;
+//                a container that never had a child is kept);
+//   kPersistentWithTtl, kPersistentSequentialWithTtl   a persistent node the server deletes
+//                once it has no children and was not modified for longer than its TTL (create's
+//                `ttl`; the server must run with zookeeper.extendedTypesEnabled=true).
+// The server records the type in its own copy of the node's ephemeralOwner: kContainerOwner for
+// a container, kTtlOwnerMark | ttl_ms for a TTL node (is_session_owner tells a real session
+// apart). Clients never see those marks: the Stat they are given shows ephemeral_owner 0 for
+// containers and TTL nodes (measured on Debian's 3.8.0: DataTree.getClientEphemeralOwner).
 enum class CreateMode : uint8_t {
   kPersistent,
   kEphemeral,
   kPersistentSequential,
   kEphemeralSequential,
+  kContainer,
+  kPersistentWithTtl,
+  kPersistentSequentialWithTtl,
 };
 
 constexpr bool is_ephemeral(CreateMode m) {
   return m == CreateMode::kEphemeral || m == CreateMode::kEphemeralSequential;
 }
 constexpr bool is_sequential(CreateMode m) {
-  return m == CreateMode::kPersistentSequential || m == CreateMode::kEphemeralSequential;
+  return m == CreateMode::kPersistentSequential || m == CreateMode::kEphemeralSequential ||
+         m == CreateMode::kPersistentSequentialWithTtl;
+}
+constexpr bool is_container(CreateMode m) { return m == CreateMode::kContainer; }
+constexpr bool has_ttl(CreateMode m) {
+  return m == CreateMode::kPersistentWithTtl || m == CreateMode::kPersistentSequentialWithTtl;
+}
+
+// The ephemeralOwner values ZooKeeper's EphemeralType gives the extended types.
+inline constexpr SessionId kContainerOwner{0x8000000000000000ull};
+inline constexpr uint64_t kTtlOwnerMark = 0xFF00000000000000ull;  // | ttl in ms
+// The largest TTL the encoding holds (EphemeralType.TTL's maximum: 2^40 - 1 ms).
+inline constexpr Duration kMaxTtl{int64_t{0xFFFFFFFFFF} * 1000};
+constexpr SessionId ttl_owner(Duration ttl) {
+  return SessionId{kTtlOwnerMark | static_cast<uint64_t>(ttl.us / 1000)};
+}
+// Is `owner` (a Stat's ephemeral_owner) a session, not 0 nor a container's or TTL node's mark?
+constexpr bool is_session_owner(SessionId owner) {
+  return owner.valid() && owner != kContainerOwner && (owner.value >> 56) != 0xFF;
 }
 
 // The session's state as the client library sees it. Mirrors the C client's states:

@@ -146,7 +146,7 @@ void Scenario::inject(sim::FaultKind kind, uint32_t client, zk::Duration duratio
   f.client = client;
   f.duration = duration;
   // The one string parameter of the kinds the tests inject with one: a task or a path.
-  if (kind == sim::FaultKind::kForeignChild) {
+  if (zk::takes(kind, zk::kParamPath)) {
     f.path = std::move(name);
   } else {
     f.task = std::move(name);

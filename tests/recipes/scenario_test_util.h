@@ -80,7 +80,7 @@ class Scenario {
   // Advances virtual time in slices of `slice`, checking the believers after each.
   void run_for(zk::Duration d, zk::Duration slice = zk::microseconds(50));
   void inject(sim::FaultKind kind, uint32_t client, zk::Duration duration = {},
-              std::string name = {});  // cancel: the task; foreign-child: the path
+              std::string name = {});  // cancel: the task; foreign-child, delete-node, delete-dir: the path
 
   int holders() const;
   // The ephemeral nodes below the lock directory, at any depth, as paths relative to it,

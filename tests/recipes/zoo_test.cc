@@ -63,14 +63,17 @@ TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
   // Guards the zoo: the variants this file exhibits are exactly the registry's broken entries.
   const std::vector<std::string> exhibited = {"broken/announces-on-delete",
                                               "broken/blocks-event-thread",
+                                              "broken/container-dir-race",
                                               "broken/exists-watch-leak",
                                               "broken/ignores-expiry",
+                                              "broken/no-dir-recreate",
                                               "broken/no-id-in-name",
                                               "broken/no-relist",
                                               "broken/no-sync-recheck",
                                               "broken/predecessor-by-arithmetic",
                                               "broken/reader-ignores-writers",
                                               "broken/release-forgets-node",
+                                              "broken/release-requires-node",
                                               "broken/restart-when-predecessor-gone",
                                               "broken/rw-sort-by-name",
                                               "broken/seed001-exclusive",
@@ -83,6 +86,7 @@ TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
                                               "broken/steals-after-patience",
                                               "broken/throws-on-connection-loss",
                                               "broken/timeout-leaves-node",
+                                              "broken/ttl-lock-nodes",
                                               "broken/watch-first"};
   std::vector<std::string> registered;
   for (const RecipeInfo& r : registry()) {
@@ -745,6 +749,127 @@ TEST(Zoo, SemaphoreCachedCapacityGrantsAboveALoweredCount) {
     EXPECT_TRUE(ps[4]->holds()) << "the raised count wakes the waiter";
     EXPECT_EQ(s.holders(), 2);
     EXPECT_LE(s.max_holders, 3);
+  }
+}
+
+TEST(Zoo, NoDirRecreateFailsEveryAcquireOnceTheDirectoryIsDeleted) {
+  // broken/no-dir-recreate: a takes and gives back the lock (the directory is made), then an
+  // operator deletes the directory (delete-dir): a's next acquire fails with NoNode, which no
+  // acquire may return. fair-mutex makes the directory again and acquires.
+  const char* names[] = {"broken/no-dir-recreate", "fair-mutex"};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    Scenario s;
+    Party& a = s.join(names[v]);
+    s.acquire_and_settle(a);
+    s.release_and_settle(a);
+    s.inject(FaultKind::kDeleteDir, 0, {}, "/locks/test");
+    s.run_for(kSettle);
+    EXPECT_FALSE(s.world.node("/locks/test").has_value());
+    s.acquire_and_settle(a);
+    ASSERT_TRUE(a.acquired.done);
+    EXPECT_EQ(a.acquired.error, v == 0 ? Error::kNoNode : Error::kOk);
+    EXPECT_EQ(a.holds(), v == 1);
+  }
+}
+
+TEST(Zoo, ReleaseRequiresNodeFailsTheReleaseOfANodeDeletedBehindTheHolder) {
+  // broken/release-requires-node: a holds, b waits; an operator deletes the oldest lock node,
+  // a's (delete-node): b is granted while a still believes (a lost the lock unawares, as under
+  // an expiry it has not heard of). a's release then fails with NoNode, which no release may
+  // return; fair-mutex's release of the lost grant succeeds.
+  const char* names[] = {"broken/release-requires-node", "fair-mutex"};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    Scenario s;
+    Party& a = s.join(names[v]);
+    Party& b = s.join(names[v]);
+    s.acquire_and_settle(a);
+    s.acquire(b);
+    s.run_for(kSettle);
+    EXPECT_FALSE(b.holds());
+    s.inject(FaultKind::kDeleteNode, 0, {}, "/locks/test");
+    s.run_for(kSettle);
+    EXPECT_TRUE(b.holds());
+    EXPECT_TRUE(a.holds()) << "not told: ZooKeeper notifies watchers, not the owner";
+    s.release_and_settle(a);
+    ASSERT_TRUE(a.released.done);
+    EXPECT_EQ(a.released.error, v == 0 ? Error::kNoNode : Error::kOk);
+    EXPECT_TRUE(b.holds());
+  }
+}
+
+TEST(Zoo, ContainerDirRaceFailsTheAcquireWhenTheDirectoryIsReapedBeforeTheCreate) {
+  // broken/container-dir-race keeps its queue in a container, /locks/test/queue. a holds; it
+  // releases 5 ms before the leader's container check (every 100 ms), leaving the container
+  // empty, and acquires again 2..5 ms later (30 us steps): when the check reaps the container
+  // between a's ensure (exists) and its create, the create's NoNode fails the acquire.
+  // fair-mutex, given the same container as its directory, makes it again and acquires.
+  const char* names[] = {"broken/container-dir-race", "fair-mutex"};
+  int failed[2] = {0, 0};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    for (int step = 0; step <= 100; ++step) {
+      Scenario s;
+      LockOptions o;
+      if (v == 1) o.path = "/locks/test/queue";
+      Party& a = s.join(names[v], o);
+      if (v == 1) {
+        // The same directory the broken variant makes: a container below /locks/test.
+        s.inject(FaultKind::kForeignChild, 0, {}, "/locks");
+        s.inject(FaultKind::kForeignChild, 0, {}, "/locks/test");
+        s.run_for(milliseconds(1));
+        bool made = false;
+        auto make = [](sim::Client* c, bool* made) -> zk::Task<void> {
+          zk::Result<zk::Created> r =
+              co_await c->create("/locks/test/queue", "", zk::CreateMode::kContainer);
+          *made = r.ok();
+        };
+        a.client->spawn(make(a.client, &made), "make");
+        s.run_for(milliseconds(5));
+        ASSERT_TRUE(made);
+      }
+      s.acquire_and_settle(a);
+      ASSERT_TRUE(a.holds());
+      const int64_t every = milliseconds(100).us;
+      const zk::Time check{(s.now().us / every + 1) * every};
+      s.run_for(check - s.now() - milliseconds(5));
+      s.release(a);
+      s.run_for(milliseconds(2));
+      ASSERT_TRUE(a.released.done);
+      s.run_for(zk::microseconds(30 * step));
+      s.acquire(a);
+      s.run_for(kSettle);
+      ASSERT_TRUE(a.acquired.done) << "step " << step;
+      if (a.acquired.error == Error::kNoNode) {
+        ++failed[v];
+      } else {
+        EXPECT_EQ(a.acquired.error, Error::kOk) << "step " << step;
+      }
+    }
+  }
+  std::printf("[container-dir-race] acquires that failed with NoNode: broken=%d fair=%d of 101\n",
+              failed[0], failed[1]);
+  EXPECT_GT(failed[0], 0);
+  EXPECT_EQ(failed[1], 0);
+}
+
+TEST(Zoo, TtlLockNodesExpireUnderTheHolder) {
+  // broken/ttl-lock-nodes: a holds for 400 ms with b waiting; its node is a TTL node (100 ms)
+  // that nothing modifies, so a leader's check deletes it while a holds, b is woken and holds
+  // beside a. fair-mutex's ephemeral node lives as long as a's session: b keeps waiting.
+  const char* names[] = {"broken/ttl-lock-nodes", "fair-mutex"};
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    Scenario s;
+    Party& a = s.join(names[v]);
+    Party& b = s.join(names[v]);
+    s.acquire_and_settle(a);
+    s.acquire(b);
+    s.run_for(milliseconds(400));
+    EXPECT_TRUE(a.holds());
+    EXPECT_EQ(b.holds(), v == 0);
+    EXPECT_EQ(s.holders(), v == 0 ? 2 : 1);
   }
 }
 
