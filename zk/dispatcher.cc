@@ -61,23 +61,31 @@ void Dispatcher::forward_watch(std::shared_ptr<detail::WatchState> st, std::weak
     }
     return;
   }
-  st->park_sink([st, ws, cb]() { forward_watch(st, ws, cb); });
+  // Held weakly by its own sink (a strong hold would be a cycle); the session keeps an armed
+  // watch's state until it fires or dies.
+  std::weak_ptr<detail::WatchState> wst = st;
+  st->park_sink([wst, ws, cb]() {
+    if (std::shared_ptr<detail::WatchState> live = wst.lock()) forward_watch(live, ws, cb);
+  });
 }
 
 void Dispatcher::on_session(const SessionEvents& events, WatchCallback cb) {
-  forward_session(events, shared_, std::move(cb));
+  shared_->subscriptions.push_back(events);  // the session forgets a queue nobody holds
+  forward_session(events.s_, shared_, std::move(cb));
 }
 
-void Dispatcher::forward_session(Mailbox<Result<WatchEvent>> events, std::weak_ptr<Shared> ws,
-                                 WatchCallback cb) {
+void Dispatcher::forward_session(std::shared_ptr<detail::MailboxState<Result<WatchEvent>>> st,
+                                 std::weak_ptr<Shared> ws, WatchCallback cb) {
   std::shared_ptr<Shared> s = ws.lock();
   if (!s || s->closed) return;
-  while (!events.s_->queue.empty()) {
-    Result<WatchEvent> ev = events.s_->take();
+  while (!st->queue.empty()) {
+    Result<WatchEvent> ev = st->take();
     s->enqueue([cb, ev]() { return cb(ev); });
   }
-  auto st = events.s_;
-  st->park_sink([events = std::move(events), ws, cb]() { forward_session(events, ws, cb); });
+  std::weak_ptr<detail::MailboxState<Result<WatchEvent>>> wst = st;
+  st->park_sink([wst, ws, cb]() {
+    if (auto live = wst.lock()) forward_session(live, ws, cb);
+  });
 }
 
 }  // namespace zk

@@ -91,9 +91,12 @@ class Dispatcher {
     std::shared_ptr<detail::FutureState<T>> st = std::move(f.s_);
     LOCKSTEP_ASSERT(st);
     std::weak_ptr<Shared> ws = shared_;
-    auto deliver = [st, ws, cb = std::move(cb)]() {
+    // The sink holds the state weakly: parked on it, a strong hold would be a cycle.
+    std::weak_ptr<detail::FutureState<T>> wst = st;
+    auto deliver = [wst, ws, cb = std::move(cb)]() {
       std::shared_ptr<Shared> s = ws.lock();
-      if (!s || s->closed) return;
+      std::shared_ptr<detail::FutureState<T>> st = wst.lock();
+      if (!s || s->closed || !st) return;
       T v = st->take();
       s->enqueue([cb, v = std::move(v)]() mutable { return cb(std::move(v)); });
     };
@@ -121,13 +124,14 @@ class Dispatcher {
     bool busy = false;
     uint64_t ran = 0;
     uint64_t thrown = 0;
+    std::vector<SessionEvents> subscriptions;  // on_session's queues, kept while it lives
     void enqueue(std::function<Task<void>()> run) { queue.post(Item{std::move(run)}); }
   };
   static Task<void> loop(std::shared_ptr<Shared> s);
   static void forward_watch(std::shared_ptr<detail::WatchState> st, std::weak_ptr<Shared> ws,
                             WatchCallback cb);
-  static void forward_session(Mailbox<Result<WatchEvent>> events, std::weak_ptr<Shared> ws,
-                              WatchCallback cb);
+  static void forward_session(std::shared_ptr<detail::MailboxState<Result<WatchEvent>>> st,
+                              std::weak_ptr<Shared> ws, WatchCallback cb);
 
   std::shared_ptr<Shared> shared_;
 };
