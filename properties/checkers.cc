@@ -1028,7 +1028,7 @@ Verdict check_reported_state(const History& h, const ServerView& v, bool informe
     if (e.op == Op::kRelease && e.type == Type::kInvoke && e.hold_count == 1) {
       released.insert(e.client);
     }
-    if (e.op == Op::kAcquire && e.type == Type::kOk) released.erase(e.client);
+    if (e.op == Op::kAcquire && e.type == Type::kInvoke) released.erase(e.client);
     for (; next_change < v.nodes.size() && v.nodes[next_change].position <= e.index;
          ++next_change) {
       const ServerView::NodeChange& n = v.nodes[next_change];

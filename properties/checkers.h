@@ -207,7 +207,7 @@ Verdict check_no_leaked_watches(const History& h, const ServerView& v);
 // right. With `informed_only` (scenarios with pauses or server-side expiry, as for
 // check_mutual_exclusion) an announcement by a client that owns no live node because the server
 // ended its session counts only once the client was told its session expired or closed, or had
-// released its last grant itself: before that, the announcement is as stale as the belief beside
+// released its last grant itself and not begun another acquire: before that, the announcement is as stale as the belief beside
 // it, and as unavoidable.
 Verdict check_reported_state(const History& h, const ServerView& v, bool informed_only);
 

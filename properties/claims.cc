@@ -58,7 +58,9 @@ bool judged(Property p, const Claims& claims, const Scenario& s) {
     if (claims.survives.count(f.kind) == 0) return false;
     // Under pauses and server-side expiry, exclusion is judged in its informed form only
     // (see check_mutual_exclusion), and FIFO not at all: a stale waiter may act on an old read.
-    if (p == P::kFifo && breaks_belief(f.kind)) return false;
+    // A stall holds one of a client's tasks as a pause holds them all: a stalled waiter may act
+    // on an old read too.
+    if (p == P::kFifo && (breaks_belief(f.kind) || f.kind == FaultKind::kStall)) return false;
   }
   return true;
 }

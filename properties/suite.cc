@@ -1,6 +1,7 @@
 #include "properties/suite.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 namespace lockstep::properties {
@@ -36,6 +37,26 @@ bool belief_faults(const Scenario& s) {
 std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& claims,
                            const Scenario& s, const RunResult& run) {
   std::vector<Verdict> out;
+  // A client one of whose tasks a stall may hold: that its session watcher was told the session
+  // ended is no evidence that the task acting on the belief (the lost() listener, the grant
+  // monitor, the caller) was. Belief-level judgements (informed exclusion, reported state) see
+  // its session's end as a disconnect: its beliefs are judged as untold ones.
+  std::set<uint32_t> stalled;
+  for (const sim::Fault& f : s.faults) {
+    if (f.kind == sim::FaultKind::kStall) stalled.insert(f.client);
+  }
+  History untold;
+  if (!stalled.empty()) {
+    for (Event e : run.history.events()) {
+      if (e.op == Op::kSession && stalled.count(e.client) != 0 &&
+          (e.session_state == zk::SessionState::kExpired ||
+           e.session_state == zk::SessionState::kClosed)) {
+        e.session_state = zk::SessionState::kConnecting;  // still a session event
+      }
+      untold.add(std::move(e));
+    }
+  }
+  const History& beliefs = stalled.empty() ? run.history : untold;
   for (int i = 0; i < kPropertyCount; ++i) {
     const auto p = static_cast<Property>(i);
     if (!judged(p, claims, s)) continue;
@@ -47,8 +68,7 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
           deleted = deleted || f.kind == sim::FaultKind::kDeleteNode ||
                     f.kind == sim::FaultKind::kDeleteDir;
         }
-        Verdict v =
-            check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases, informed);
+        Verdict v = check_mutual_exclusion(beliefs, recipe.kind, s.workload.max_leases, informed);
         if (informed && v.ok) {
           // Show what the faults excuse: the stale belief beside the next holder.
           const Verdict full =
@@ -99,7 +119,7 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
       case Property::kErrorContract: out.push_back(check_error_contract(run.history)); break;
       case Property::kReportedState:
         if (!run.server.observed) break;
-        out.push_back(check_reported_state(run.history, run.server, belief_faults(s)));
+        out.push_back(check_reported_state(beliefs, run.server, belief_faults(s)));
         break;
       case Property::kNoLeakedWatches:
         if (!run.server.observed) break;
