@@ -551,6 +551,25 @@ TEST(Capacity, ALoweredCountHoldsBackLaterGrants) {
 
 // Running the same recipe and scenario twice gives the same history and the same event-log
 // hash, for every recipe in the registry.
+// A stall holds one of a client's tasks as a pause holds them all: FIFO is not judged under one
+// (a stalled waiter acts on an old read), as under a pause; under a connection loss it is.
+TEST(Stall, FifoIsNotJudgedUnderAStall) {
+  const RecipeInfo* fair = recipes::find_recipe("fair-mutex");
+  ASSERT_NE(fair, nullptr);
+  const Claims claims = claims_for(*fair);
+  Scenario s;
+  sim::Fault f;
+  f.kind = FaultKind::kConnectionLoss;
+  f.client = 1;
+  s.faults.push_back(f);
+  EXPECT_TRUE(judged(recipes::Property::kFifo, claims, s));
+  f.kind = FaultKind::kStall;
+  f.task = "client";
+  s.faults.push_back(f);
+  EXPECT_FALSE(judged(recipes::Property::kFifo, claims, s));
+  EXPECT_TRUE(judged(recipes::Property::kMutualExclusion, claims, s));
+}
+
 TEST(Determinism, SameScenarioSameHistory) {
   for (const RecipeInfo& r : recipes::registry()) {
     const Claims claims = claims_for(r);
