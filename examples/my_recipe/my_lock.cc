@@ -78,6 +78,15 @@ lockstep::recipes::RecipeInfo my_exclusive_info() {
   info.make = [](zk::Session& s, const lockstep::recipes::LockOptions& o) {
     return std::unique_ptr<lockstep::recipes::Lock>(std::make_unique<MyExclusiveLock>(s, o));
   };
+  // What it claims to survive: every fault kind but an operator's deletes. Its one fixed-name
+  // node cannot tell its own from the next holder's after an operator deleted it (recipes/
+  // README.md, "The directory behind the recipe's back"), so it does not promise that.
+  for (const zk::FaultDescriptor& d : zk::kFaultDescriptors) {
+    if (d.generated && d.kind != zk::FaultKind::kDeleteNode &&
+        d.kind != zk::FaultKind::kDeleteDir) {
+      info.promises.survives.insert(d.kind);
+    }
+  }
   return info;
 }
 
