@@ -434,7 +434,208 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o) {
 
 }  // namespace
 
-Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSnapshot& tree) {
+// The wait-for graph of the clients still blocked at the end of a run: each blocked client
+// waits on the node it watches (the servers' watch tables after the settle, when the run was
+// observed; otherwise the node ordered just before its own, inferred), that node's session
+// belongs to a client, and that client is blocked too, finished, or gone. Following the edges
+// from each blocked client ends at a cycle or at what no one will remove: an orphan node, a
+// watch on a node that is already gone, no watch at all.
+class WaitForGraph {
+ public:
+  WaitForGraph(const History& h, const TreeSnapshot& tree, const ServerView* server,
+               const std::map<uint32_t, Status>& status, const std::map<Holder, uint64_t>& pending)
+      : tree_(tree), sessions_(h), status_(status) {
+    watched_ = server != nullptr && server->observed;
+    for (const auto& [holder, index] : pending) blocked_.insert(holder.first);
+    for (const auto& [client, st] : status) {
+      if (st == Status::kRunning) edges_[client] = edges_of(client, server);
+    }
+    if (!watched_) return;
+    // Clients whose last activity was a notification: they were told and did nothing.
+    std::map<uint32_t, const ServerView::Activity*> last;
+    for (const ServerView::Activity& a : server->activity) last[a.client] = &a;
+    for (const auto& [client, a] : last) {
+      if (a->kind == ServerView::Activity::Kind::kNotification) unanswered_[client] = a->position;
+    }
+  }
+
+  // "wait-for graph (...):" then one line per edge and one per distinct end.
+  std::string describe() const {
+    std::string out = watched_ ? "wait-for graph (from the servers' watch tables at the end):"
+                               : "wait-for graph (no watch table for this run: each client is "
+                                 "taken to wait on the node just before its own):";
+    std::vector<std::string> ends;
+    for (const auto& [client, edges] : edges_) {
+      if (edges.empty()) {
+        out += "\n  " + client_name(client) +
+               (watched_ ? " watches no lock node" : " has no node before its own");
+      }
+      for (const Edge& e : edges) out += "\n  " + client_name(client) + " -> " + edge_text(e);
+      const std::string end = follow(client);
+      if (std::find(ends.begin(), ends.end(), end) == ends.end()) ends.push_back(end);
+    }
+    for (const std::string& end : ends) out += "\n  " + end;
+    return out;
+  }
+
+ private:
+  struct Edge {
+    std::string path;
+    std::string how;  // "exists/data watch", "children watch on /l", "ordered after"
+    const NodeSnapshot* node = nullptr;  // nullptr: not in the directory at the end
+  };
+
+  const NodeSnapshot* find(const std::string& path) const {
+    for (const NodeSnapshot& n : tree_.nodes) {
+      if (n.path == path) return &n;
+    }
+    return nullptr;
+  }
+  std::optional<uint64_t> session_of(uint32_t client) const {
+    auto it = sessions_.current.find(client);
+    if (it == sessions_.current.end()) return std::nullopt;
+    return it->second;
+  }
+  // The lowest sequence among the client's own live nodes.
+  std::optional<int32_t> own_sequence(uint32_t client) const {
+    const std::optional<uint64_t> session = session_of(client);
+    std::optional<int32_t> out;
+    for (const NodeSnapshot& n : tree_.nodes) {
+      if (!session || n.owner.value != *session) continue;
+      const std::optional<int32_t> s = sequence_of(n.path);
+      if (s && (!out || *s < *out)) out = s;
+    }
+    return out;
+  }
+  // The sequential node ordered just before sequence `own` (the first one when `first`).
+  const NodeSnapshot* before(int32_t own, bool first) const {
+    const NodeSnapshot* out = nullptr;
+    std::optional<int32_t> best;
+    for (const NodeSnapshot& n : tree_.nodes) {
+      const std::optional<int32_t> s = sequence_of(n.path);
+      if (!s || *s >= own) continue;
+      if (!best || (first ? *s < *best : *s > *best)) {
+        best = s;
+        out = &n;
+      }
+    }
+    return out;
+  }
+
+  std::vector<Edge> edges_of(uint32_t client, const ServerView* server) const {
+    std::vector<Edge> out;
+    const std::optional<int32_t> own = own_sequence(client);
+    if (!watched_) {
+      if (const NodeSnapshot* n = own ? before(*own, false) : nullptr) {
+        out.push_back(Edge{n->path, "ordered just before its node", n});
+      }
+      return out;
+    }
+    for (const ServerView::WatchLeft& w : server->watches_at_end) {
+      if (w.client != client) continue;
+      if (w.children) {
+        // A children watch waits for any change below the directory: the first node in the
+        // queue is the one whose delete it needs.
+        const NodeSnapshot* n = own ? before(*own, true) : nullptr;
+        out.push_back(Edge{n != nullptr ? n->path : w.path, "children watch on " + w.path, n});
+        continue;
+      }
+      out.push_back(Edge{w.path, "exists/data watch", w.exists ? find(w.path) : nullptr});
+    }
+    return out;
+  }
+
+  std::string owner_text(const NodeSnapshot& n) const {
+    if (!n.owner.valid()) return "a persistent node";
+    return "owned by " + sessions_.name(n.owner) + (n.owner_alive ? " (alive)" : " (dead)");
+  }
+  std::string edge_text(const Edge& e) const {
+    if (e.node == nullptr) {
+      return e.path + " (" + e.how + "), which is gone: no delete of it will come to wake it";
+    }
+    return e.path + " (" + e.how + "), " + owner_text(*e.node);
+  }
+
+  // Walks from `start` along each client's first edge to what ends the chain.
+  std::string follow(uint32_t start) const {
+    std::vector<uint32_t> path{start};
+    uint32_t cur = start;
+    for (;;) {
+      auto it = edges_.find(cur);
+      const std::string who = client_name(cur);
+      if (it == edges_.end() || it->second.empty()) {
+        if (!watched_) return "ends at " + who + ": it has no node before its own to wait on";
+        auto heard = unanswered_.find(cur);
+        if (heard != unanswered_.end()) {
+          return "ends at " + who + ": a watch notification reached it (after history event #" +
+                 std::to_string(heard->second) +
+                 ") and it has sent nothing since: it never acted on it (is the thread that "
+                 "delivers its events blocked?)";
+        }
+        return "ends at " + who +
+               ": it watches no lock node, so nothing will wake it (a lost wake-up)";
+      }
+      const Edge& e = it->second.front();
+      if (e.node == nullptr) {
+        return "ends at " + e.path + ": " + who + " watches it, but it is gone and " + who +
+               " was not woken (a lost wake-up)";
+      }
+      const NodeSnapshot& n = *e.node;
+      const std::string node = n.path;
+      if (!n.owner.valid()) return "ends at " + node + ": a persistent node nobody deletes";
+      if (!n.owner_alive) {
+        return "ends at " + node + ": its session is dead, yet the servers still hold the node";
+      }
+      auto owner = sessions_.owner.find(n.owner.value);
+      if (owner == sessions_.owner.end()) {
+        return "ends at " + node + ": owned by " + sessions_.name(n.owner) +
+               ", which is no workload client's: nobody will delete it";
+      }
+      const uint32_t d = owner->second;
+      const std::string dn = client_name(d);
+      if (session_of(d) != n.owner.value) {
+        return "ends at the orphan " + node + ": " + dn + " moved to a new session and left " +
+               sessions_.name(n.owner) + " alive, owning it";
+      }
+      if (d == cur) {
+        return "ends at the orphan " + node + ": " + who +
+               " waits on a node its own session owns, which its recipe has lost track of (a "
+               "create whose reply was lost, or a node name overwritten): nobody will delete it";
+      }
+      auto st = status_.find(d);
+      if (st != status_.end() && st->second != Status::kRunning) {
+        const char* did = st->second == Status::kDone     ? "finished its rounds"
+                          : st->second == Status::kGaveUp ? "gave up"
+                                                          : "crashed";
+        return "ends at the orphan " + node + ": " + dn + " " + did +
+               ", but its session still owns the node";
+      }
+      if (auto seen = std::find(path.begin(), path.end(), d); seen != path.end()) {
+        std::string cycle;
+        for (auto c = seen; c != path.end(); ++c) cycle += client_name(*c) + " -> ";
+        return "cycle: " + cycle + dn + ": each waits for the next one's node to go";
+      }
+      if (blocked_.count(d) == 0) {
+        return "ends at " + node + ": " + dn + " owns it and is not blocked in the lock, yet " +
+               "never finished its rounds";
+      }
+      path.push_back(d);
+      cur = d;
+    }
+  }
+
+  const TreeSnapshot& tree_;
+  const SessionMap sessions_;
+  const std::map<uint32_t, Status>& status_;
+  bool watched_ = false;
+  std::map<uint32_t, uint64_t> unanswered_;  // client -> the position of its last notification,
+                                             // when it sent nothing after it
+  std::set<uint32_t> blocked_;                     // clients blocked in acquire or release
+  std::map<uint32_t, std::vector<Edge>> edges_;  // each running client's wait edges
+};
+
+Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSnapshot& tree,
+                       const ServerView* server) {
   const Property p = Property::kLiveness;
   const zk::Time heal_at = o.heal_at;
   const zk::Duration bound = o.bound;
@@ -479,15 +680,12 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
       ev.push_back(inv.index);
     }
     if (what.empty()) what = "never finished its rounds";
-    // What it waits on: its own nodes and the nodes ordered before the first of them.
     auto cur = sessions.current.find(client);
-    std::optional<int32_t> own_seq;
     std::string own;
     for (const NodeSnapshot& n : tree.nodes) {
-      if (cur == sessions.current.end() || n.owner.value != cur->second) continue;
-      own += (own.empty() ? "" : ", ") + n.path;
-      auto s = sequence_of(n.path);
-      if (s && (!own_seq || *s < *own_seq)) own_seq = s;
+      if (cur != sessions.current.end() && n.owner.value == cur->second) {
+        own += (own.empty() ? "" : ", ") + n.path;
+      }
     }
     what += own.empty() ? "; its session owns no lock node" : "; its node(s): " + own;
     // The client library's last word on the session tells a dead handle from a live one.
@@ -498,21 +696,10 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
         break;
       }
     }
-    if (own_seq) {
-      std::string before;
-      for (const NodeSnapshot& n : tree.nodes) {
-        auto s = sequence_of(n.path);
-        if (!s || *s >= *own_seq) continue;
-        before +=
-            (before.empty() ? "" : ", ") + n.path + " owned by " +
-            (n.owner.valid() ? sessions.name(n.owner) + (n.owner_alive ? " (alive)" : " (dead)")
-                             : std::string("nobody (persistent)"));
-      }
-      what += before.empty() ? "; no node before it" : "; waits behind " + before;
-    }
     msg += (msg.empty() ? "" : "\n") + client_name(client) + " " + what;
   }
   if (!msg.empty()) {
+    msg += "\n" + WaitForGraph(h, tree, server, status, pending).describe();
     return violation(
         p, msg + "\n(at the end of the run; faults healed at " + format_time(heal_at) + ")", ev);
   }

@@ -133,9 +133,13 @@ struct LivenessOptions {
 
 // Every client that neither gave up nor crashed must have finished; every acquire and release
 // must complete within `bound` after max(its invocation, heal_at); and no waiter sleeps while
-// the lock has room (see LivenessOptions). A failure names the blocked clients and what each
-// waits on (its nodes and the nodes before them in `tree`).
-Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSnapshot& tree);
+// the lock has room (see LivenessOptions). A failure names the blocked clients and the wait-for
+// graph: the node each one waits on (what it watches in `server`'s watch tables at the end, when
+// given and observed; otherwise the node just before its own in `tree`), whose session owns that
+// node and what became of its client, and what ends each chain: a cycle of clients waiting on
+// each other's nodes, or an orphan node, a watch on a node already gone, or no watch at all.
+Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSnapshot& tree,
+                       const ServerView* server = nullptr);
 Verdict check_no_orphans(const History& h, const TreeSnapshot& tree);
 // A waiter that gives up (timeout, cancellation, a dead session) cannot take back the watch it
 // set on its predecessor (ZooKeeper 3.8 has no watch removal in the recipes' API), so a later

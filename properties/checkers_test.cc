@@ -266,7 +266,92 @@ TEST(Liveness, FinishedPassesBlockedWaiterIsNamed) {
   ASSERT_FALSE(v.ok);
   EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{inv}));
   EXPECT_NE(v.message.find("c2 is blocked in acquire"), std::string::npos) << v.message;
-  EXPECT_NE(v.message.find("waits behind /l/lock-0000000001 owned by session 0x101 (c1)"),
+  // No watch table: c2 is taken to wait on the node before its own, which c1 left behind.
+  EXPECT_NE(v.message.find("c2 -> /l/lock-0000000001 (ordered just before its node), owned by "
+                           "session 0x101 (c1) (alive)"),
+            std::string::npos)
+      << v.message;
+  EXPECT_NE(v.message.find("ends at the orphan /l/lock-0000000001: c1 finished its rounds, but "
+                           "its session still owns the node"),
+            std::string::npos)
+      << v.message;
+}
+
+// The wait-for graph read from the servers' watch tables: a reader that waits on a later writer
+// while the writer waits on the reader's node is a cycle, named in order.
+TEST(Liveness, WaitForGraphNamesACycle) {
+  Builder b;
+  const uint64_t r = b.add(1, Type::kInvoke, Op::kAcquire);
+  const uint64_t w = b.add(2, Type::kInvoke, Op::kAcquire);
+  TreeSnapshot tree;
+  tree.lock_dir = "/l";
+  tree.nodes.push_back({"/l/read-0000000001", zk::SessionId{0x101}, true, zk::Zxid{3}});
+  tree.nodes.push_back({"/l/write-0000000002", zk::SessionId{0x102}, true, zk::Zxid{4}});
+  ServerView server;
+  server.observed = true;
+  server.watches_at_end.push_back({1, "/l/write-0000000002", false, true});
+  server.watches_at_end.push_back({2, "/l/read-0000000001", false, true});
+  const Verdict v = check_liveness(b.h, {zk::Time{}, zk::seconds(1)}, tree, &server);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.history_indexes, (std::vector<uint64_t>{r, w}));
+  EXPECT_NE(v.message.find("wait-for graph (from the servers' watch tables at the end)"),
+            std::string::npos)
+      << v.message;
+  EXPECT_NE(v.message.find("c1 -> /l/write-0000000002 (exists/data watch), owned by session "
+                           "0x102 (c2) (alive)"),
+            std::string::npos)
+      << v.message;
+  EXPECT_NE(v.message.find("cycle: c1 -> c2 -> c1"), std::string::npos) << v.message;
+  // Without the watch table the reader is taken to wait on the node before its own: there is
+  // none, so no cycle can be told.
+  const Verdict inferred = check_liveness(b.h, {zk::Time{}, zk::seconds(1)}, tree);
+  ASSERT_FALSE(inferred.ok);
+  EXPECT_EQ(inferred.message.find("cycle"), std::string::npos) << inferred.message;
+}
+
+// Chains that end at what nobody removes: a watch on a node already gone, a node of the
+// waiter's own session that its recipe lost track of, and no watch at all.
+TEST(Liveness, WaitForGraphEndsAtLostWakeupsAndOrphans) {
+  TreeSnapshot tree;
+  tree.lock_dir = "/l";
+  tree.nodes.push_back({"/l/lock-0000000001", zk::SessionId{0x102}, true, zk::Zxid{3}});
+  tree.nodes.push_back({"/l/lock-0000000002", zk::SessionId{0x102}, true, zk::Zxid{4}});
+  tree.nodes.push_back({"/l/lock-0000000003", zk::SessionId{0x103}, true, zk::Zxid{5}});
+  Builder b;
+  b.add(2, Type::kInvoke, Op::kAcquire);
+  b.add(3, Type::kInvoke, Op::kAcquire);
+  ServerView server;
+  server.observed = true;
+  server.watches_at_end.push_back({2, "/l/lock-0000000001", false, true});
+  server.watches_at_end.push_back({3, "/l/lock-0000000002", false, true});
+  Verdict v = check_liveness(b.h, {zk::Time{}, zk::seconds(1)}, tree, &server);
+  ASSERT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("c3 -> /l/lock-0000000002 (exists/data watch), owned by session "
+                           "0x102 (c2) (alive)"),
+            std::string::npos)
+      << v.message;
+  EXPECT_NE(v.message.find("ends at the orphan /l/lock-0000000001: c2 waits on a node its own "
+                           "session owns"),
+            std::string::npos)
+      << v.message;
+
+  server.watches_at_end = {{2, "/l/lock-0000000000", false, false}};
+  v = check_liveness(b.h, {zk::Time{}, zk::seconds(1)}, tree, &server);
+  ASSERT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("ends at /l/lock-0000000000: c2 watches it, but it is gone and c2 "
+                           "was not woken (a lost wake-up)"),
+            std::string::npos)
+      << v.message;
+  EXPECT_NE(v.message.find("ends at c3: it watches no lock node"), std::string::npos)
+      << v.message;
+
+  // c3 was notified and sent nothing after it: it never acted on the notification.
+  server.activity.push_back({5, 3, ServerView::Activity::Kind::kRequest, "exists /l/x"});
+  server.activity.push_back({7, 3, ServerView::Activity::Kind::kNotification, {}});
+  v = check_liveness(b.h, {zk::Time{}, zk::seconds(1)}, tree, &server);
+  ASSERT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("ends at c3: a watch notification reached it (after history event #7) "
+                           "and it has sent nothing since"),
             std::string::npos)
       << v.message;
 }

@@ -98,7 +98,7 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
         lo.capacity = recipe.kind == recipes::Kind::kSemaphore   ? s.workload.max_leases
                       : recipe.kind == recipes::Kind::kReadWrite ? 0
                                                                  : 1;
-        out.push_back(check_liveness(run.history, lo, run.tree));
+        out.push_back(check_liveness(run.history, lo, run.tree, &run.server));
         break;
       }
       case Property::kNoOrphans: out.push_back(check_no_orphans(run.history, run.tree)); break;
