@@ -32,14 +32,45 @@ const char* to_string(LaneState s);  // "idle", "waiting", "holding", "expired-b
 
 enum class RowMark : uint8_t { kNone, kFault, kExpire, kLost, kRejected };
 
+// One node of the lock directory (or the directory itself), as the servers' leader committed it,
+// read from the event log (traces/directory.h says how its owner and its deleter are found).
+struct DirNode {
+  std::string path;
+  std::string name;          // short: the sequence ("03"), or the name below the lock ("lock")
+  uint32_t client = 0;       // the workload client that created it; 0: the operator, or unknown
+  uint64_t session = 0;      // its ephemeral owner (0: not ephemeral)
+  bool ephemeral = false;
+  bool sequential = false;   // its name ends with a sequence number
+  bool foreign = false;      // the operator created it (a foreign-child fault)
+  int64_t created_zxid = 0;
+  int64_t deleted_zxid = 0;  // 0: still live at the end
+  std::string deleted_by;    // "c2" (its delete), "operator", "reaper", "session expired"/"closed"
+  int64_t created_row = -1;  // the timeline's rows that create and delete it (-1: none)
+  int64_t deleted_row = -1;
+};
+
+// What one client has in the lock directory after a row.
+struct LaneDetail {
+  std::string node;    // the node it holds with (its grant's) or queues with (its newest), short
+  std::string watch;   // the newest watch it has armed and not yet seen fire: "02" (a node),
+                       // "02?" (a creation watch: for a node to appear), "dir" (the children)
+  uint32_t depth = 0;  // while holding: the re-entrant depth, as the checkers count it
+};
+
 struct TimelineRow {
   std::string id;  // "h12" (history event 12) or "s345" (simulator event 345)
   zk::Time at;
   uint32_t client = 0;  // 1-based; 0 = the world (servers, foreign sessions)
-  std::string label;    // what happened, short ("HOLDS token=7", "FAULT pause c2 500ms")
+  std::string label;    // what happened, short ("HOLDS 03 token=7", "creates 03 (zxid 7)")
   RowMark mark = RowMark::kNone;
   bool violation = false;        // this row is evidence of the reported violation
   std::vector<LaneState> lanes;  // every client's state after this row (index client - 1)
+  std::vector<LaneDetail> details;  // every client's node, watch and depth after this row
+  int64_t node = -1;                // the directory node this row creates or deletes (-1: none)
+  // The lock directory after this row, in creation (zxid) order, as the text view prints it:
+  // "[01 c3 :w02] [02 c2 #] [03 c1 #x2]"; directory_changed: it differs from the row before.
+  std::string directory;
+  bool directory_changed = false;
 };
 
 struct Timeline {
@@ -49,6 +80,8 @@ struct Timeline {
   bool violated = false;
   std::vector<std::string> lanes;  // client names, "c1".."cN"
   std::vector<TimelineRow> rows;
+  std::string lock_dir;        // "/lockstep/lock"
+  std::vector<DirNode> nodes;  // every node created under it (and it), in zxid order
 };
 
 Timeline build_timeline(const Trace& trace);
