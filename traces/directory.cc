@@ -289,9 +289,10 @@ class Reader {
   std::vector<uint64_t> session_;  // each client's newest session
   std::vector<std::vector<PendingRead>> reads_;
   std::vector<PendingCreate> creates_;
-  std::map<std::string, uint32_t> deletes_;      // path -> the client that last sent its delete
-  std::map<std::string, std::string> outside_;   // path -> "foreign-create" / "foreign-delete" / "reap"
-  std::map<std::string, size_t> live_;           // path -> node
+  std::map<std::string, uint32_t> deletes_;  // path -> the client that last sent its delete
+  std::map<std::string, std::string>
+      outside_;                         // path -> "foreign-create" / "foreign-delete" / "reap"
+  std::map<std::string, size_t> live_;  // path -> node
   std::map<size_t, std::vector<PendingCreate>> unsettled_;
   std::set<uint64_t> closed_;
   int64_t last_zxid_ = 0;

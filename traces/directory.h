@@ -35,8 +35,8 @@ enum class WatchKind : uint8_t { kData, kCreation, kChildren };
 struct DirChange {
   size_t event = 0;  // index into Trace::events
   DirChangeKind kind = DirChangeKind::kCreate;
-  size_t node = 0;      // kCreate / kDelete: the node (index into Directory::nodes)
-  uint32_t client = 0;  // the client that acted (created, deleted, watches, was notified); 0: none
+  size_t node = 0;       // kCreate / kDelete: the node (index into Directory::nodes)
+  uint32_t client = 0;   // the client that acted (created, deleted, watches, was notified); 0: none
   uint64_t session = 0;  // kWatchArmed: the watcher's session; a session's end: that session
   std::string path;      // kWatchArmed / kWatchFired: the watched path
   WatchKind watch = WatchKind::kData;  // kWatchArmed

@@ -5,8 +5,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "properties/belief.h"
 #include "traces/directory.h"
@@ -351,7 +351,9 @@ class Builder {
     live_.push_back(c.node);
     row->node = static_cast<int64_t>(c.node);
     row->client = n.foreign ? 0 : n.client;
-    row->label = (n.foreign ? "operator creates " : n.client != 0 ? "creates " : "created ") +
+    row->label = (n.foreign       ? "operator creates "
+                  : n.client != 0 ? "creates "
+                                  : "created ") +
                  n.name + " " + zxid_text(n.created_zxid);
   }
 
@@ -360,13 +362,14 @@ class Builder {
     n.deleted_row = static_cast<int64_t>(tl_.rows.size());
     std::erase(live_, c.node);
     row->node = static_cast<int64_t>(c.node);
-    const std::string whose = n.client != 0 && n.client != c.client ? client_text(n.client) + "'s " : "";
+    const std::string whose =
+        n.client != 0 && n.client != c.client ? client_text(n.client) + "'s " : "";
     const std::string zxid = " " + zxid_text(n.deleted_zxid);
     row->client = c.client;
     if (n.deleted_by == "operator") {
       row->client = 0;
-      row->label = "operator deletes " + (n.ephemeral ? client_text(n.client) + "'s " : "") +
-                   n.name + zxid;
+      row->label =
+          "operator deletes " + (n.ephemeral ? client_text(n.client) + "'s " : "") + n.name + zxid;
     } else if (n.deleted_by == "reaper") {
       row->client = 0;
       row->label = "server reaps " + n.name + zxid;
@@ -416,8 +419,7 @@ class Builder {
     *depth = 0;
     bool holds = false;
     const auto& beliefs = tracker_.beliefs();
-    for (auto it = beliefs.lower_bound({c, 0}); it != beliefs.end() && it->first.first == c;
-         ++it) {
+    for (auto it = beliefs.lower_bound({c, 0}); it != beliefs.end() && it->first.first == c; ++it) {
       if (!it->second.holds) continue;
       holds = true;
       *depth = std::max(*depth, it->second.depth);
@@ -445,7 +447,8 @@ class Builder {
     }
     for (auto it = watches_.rbegin(); it != watches_.rend(); ++it) {
       if (it->client != c) continue;
-      d.watch = short_node_name(it->path, tl_.lock_dir) + (it->kind == WatchKind::kCreation ? "?" : "");
+      d.watch =
+          short_node_name(it->path, tl_.lock_dir) + (it->kind == WatchKind::kCreation ? "?" : "");
       break;
     }
     return d;
@@ -640,9 +643,28 @@ std::string page_data(const Timeline& tl) {
     std::vector<int> lanes;
     for (LaneState s : r.lanes) lanes.push_back(static_cast<int>(s));
     row["lanes"] = lanes;
+    nlohmann::ordered_json details = nlohmann::ordered_json::array();
+    for (const LaneDetail& d : r.details) details.push_back({d.node, d.watch, d.depth});
+    row["d"] = details;
+    if (r.node >= 0) row["n"] = r.node;
+    if (r.directory_changed) row["dir"] = r.directory;
     rows.push_back(row);
   }
   j["rows"] = rows;
+  j["lock_dir"] = tl.lock_dir;
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (const DirNode& n : tl.nodes) {
+    nodes.push_back({{"name", n.name},
+                     {"path", n.path},
+                     {"c", n.client},
+                     {"foreign", n.foreign},
+                     {"created_zxid", n.created_zxid},
+                     {"deleted_zxid", n.deleted_zxid},
+                     {"deleted_by", n.deleted_by},
+                     {"from", n.created_row},
+                     {"to", n.deleted_row}});
+  }
+  j["nodes"] = nodes;
   std::string text = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   std::string out;
   out.reserve(text.size());
@@ -692,13 +714,20 @@ td, th { padding: 1px 8px; text-align: left; white-space: nowrap; }
 tr.violation td { background: #ffd6dc; font-weight: 600; }
 tr.fault td { color: #8e44ad; }
 td.state { color: #888; }
+td.directory { color: #235; }
+.node-label { font: 9px monospace; fill: #111; }
+.dir-title { font: 11px sans-serif; fill: #555; }
+.dir-node-label { font: 10px monospace; }
+.dir-bar { fill: #ddd; }
+.watch-arrow { stroke: #2a7; stroke-width: 1.2; }
+.arrow-head { fill: #2a7; }
 )CSS";
 
 constexpr const char* kScript = R"JS(
 (function () {
   var data = JSON.parse(document.getElementById('trace-data').textContent);
   var SVG = 'http://www.w3.org/2000/svg';
-  var step = 10, laneH = 26, left = 60, top = 20;
+  var step = 10, laneH = 26, left = 110, top = 20, trackH = 14;
   var n = data.rows.length;
   function el(name, attrs, parent) {
     var e = document.createElementNS(SVG, name);
@@ -707,8 +736,16 @@ constexpr const char* kScript = R"JS(
     return e;
   }
   var width = left + Math.max(1, n) * step + 20;
-  var height = top + data.lanes.length * laneH + 10;
+  // The lock directory below the lanes: a track per node (the directory itself excluded), in
+  // creation order.
+  var tracks = [];
+  data.nodes.forEach(function (node) { if (node.path !== data.lock_dir) tracks.push(node); });
+  var dirTop = top + data.lanes.length * laneH + 22;
+  var height = dirTop + tracks.length * trackH + 10;
   var svg = el('svg', {width: width, height: height, id: 'lanes', role: 'img'});
+  var marker = el('marker', {id: 'arrow', viewBox: '0 0 6 6', refX: 5, refY: 3, markerWidth: 6,
+                             markerHeight: 6, orient: 'auto'}, el('defs', {}, svg));
+  el('path', {d: 'M0 0 L6 3 L0 6 z', 'class': 'arrow-head'}, marker);
   // Time axis: a label every 20 rows.
   for (var r = 0; r < n; r += 20) {
     var t = el('text', {x: left + r * step, y: 12, 'class': 'axis', 'font-size': 10}, svg);
@@ -735,6 +772,21 @@ constexpr const char* kScript = R"JS(
       }
       start = r;
     }
+    // The node the client queues or holds with, what it watches and its depth, where they change.
+    var shown = '', lastEnd = 0;
+    data.rows.forEach(function (row, r) {
+      var state = data.states[row.lanes[i]], d = row.d[i];
+      var text = (state === 'idle' || state === 'gone') ? '' :
+          [d[0], d[2] > 1 ? 'x' + d[2] : '', d[1] ? 'w' + d[1] : ''].filter(Boolean).join(' ');
+      if (text === shown) return;
+      shown = text;
+      var x = left + r * step + 1;
+      if (text === '' || x < lastEnd) return;
+      var t = el('text', {x: x, y: y + laneH - 10, 'class': 'node-label',
+                          'data-client': name}, g);
+      t.textContent = text;
+      lastEnd = x + text.length * 5.5 + 4;
+    });
     data.rows.forEach(function (row, r) {
       if (row.c !== i + 1) return;
       var x = left + r * step + step / 2;
@@ -747,6 +799,61 @@ constexpr const char* kScript = R"JS(
       }
     });
   });
+  var dg = el('g', {id: 'directory-lane'}, svg);
+  var head = el('text', {x: 4, y: dirTop - 6, 'class': 'dir-title'}, dg);
+  head.textContent = 'lock directory ' + data.lock_dir + ' (creation order)';
+  function trackOf(name, r) {
+    for (var k = 0; k < tracks.length; ++k) {
+      var to = tracks[k].to < 0 ? n : tracks[k].to;
+      if (tracks[k].name === name && tracks[k].from <= r && r <= to) return k;
+    }
+    return -1;
+  }
+  tracks.forEach(function (node, k) {
+    var y = dirTop + k * trackH, from = Math.max(0, node.from), to = node.to < 0 ? n : node.to;
+    var owner = node.foreign ? 'op' : node.c ? data.lanes[node.c - 1] : '?';
+    var g = el('g', {'class': 'dir-node', 'data-node': node.name}, dg);
+    el('text', {x: 4, y: y + 11, 'class': 'dir-node-label'}, g).textContent =
+        node.name + ' ' + owner;
+    var bar = el('rect', {x: left + from * step, y: y + 2, width: Math.max(1, to - from) * step,
+                          height: trackH - 4, 'class': 'dir-bar'}, g);
+    el('title', {}, bar).textContent = node.path + ' (' + owner + '), created zxid ' +
+        node.created_zxid + (node.deleted_zxid ? ', deleted zxid ' + node.deleted_zxid + ' by ' +
+        node.deleted_by : ', live at the end');
+    // Its owner's state while this is the node it queues or holds with.
+    if (!node.c) return;
+    var start = -1, prev = '';
+    for (var r = from; r <= to; ++r) {
+      var row = data.rows[r];
+      var state = r < to && row && row.d[node.c - 1][0] === node.name ?
+          data.states[row.lanes[node.c - 1]] : '';
+      if (state === 'idle' || state === 'gone') state = '';
+      if (state === prev) continue;
+      if (prev !== '') {
+        el('rect', {x: left + start * step, y: y + 2, width: (r - start) * step,
+                    height: trackH - 4, 'class': 'seg ' + prev}, g);
+      }
+      start = r;
+      prev = state;
+    }
+  });
+  // A watch armed: an arrow from the watcher's node to the node it watches.
+  data.lanes.forEach(function (name, i) {
+    var prev = '';
+    data.rows.forEach(function (row, r) {
+      var d = row.d[i], watch = d[1];
+      if (watch === prev) return;
+      prev = watch;
+      if (!watch) return;
+      var from = trackOf(d[0], r), to = trackOf(watch.replace('?', ''), r);
+      if (from < 0 || to < 0 || from === to) return;
+      var x = left + r * step + step / 2;
+      var a = el('line', {x1: x, y1: dirTop + from * trackH + trackH / 2, x2: x,
+                          y2: dirTop + to * trackH + trackH / 2, 'class': 'watch-arrow',
+                          'marker-end': 'url(#arrow)'}, dg);
+      el('title', {}, a).textContent = row.t + ' ' + name + ' (' + d[0] + ') watches ' + watch;
+    });
+  });
   // The violation: one marker over every row that proves it.
   var proof = [];
   data.rows.forEach(function (row, r) { if (row.v) proof.push(r); });
@@ -755,7 +862,7 @@ constexpr const char* kScript = R"JS(
     var rows = proof.length ? proof : [n - 1];
     rows.forEach(function (r) {
       el('rect', {x: left + r * step, y: top - 4, width: step,
-                  height: data.lanes.length * laneH + 6}, mg);
+                  height: height - top}, mg);
     });
     el('title', {}, mg).textContent = data.verdict;
   }
@@ -763,7 +870,7 @@ constexpr const char* kScript = R"JS(
   // The same rows as a table.
   var table = document.getElementById('rows');
   var head = table.insertRow();
-  ['row', 'time', 'client', 'event'].concat(data.lanes).forEach(function (h) {
+  ['row', 'time', 'client', 'event'].concat(data.lanes, ['lock directory']).forEach(function (h) {
     var th = document.createElement('th'); th.textContent = h; head.appendChild(th);
   });
   data.rows.forEach(function (row) {
@@ -774,9 +881,13 @@ constexpr const char* kScript = R"JS(
     [row.id, row.t, row.c ? data.lanes[row.c - 1] : 'world', row.label].forEach(function (v) {
       tr.insertCell().textContent = v;
     });
-    row.lanes.forEach(function (s) {
-      var td = tr.insertCell(); td.className = 'state'; td.textContent = data.states[s];
+    row.lanes.forEach(function (s, i) {
+      var td = tr.insertCell(); td.className = 'state';
+      var d = row.d[i], state = data.states[s];
+      td.textContent = state + (state === 'idle' || state === 'gone' || !d[0] ? '' : ' ' + d[0]) +
+                       (d[2] > 1 ? ' x' + d[2] : '') + (d[1] ? ' w' + d[1] : '');
     });
+    var dir = tr.insertCell(); dir.className = 'directory'; dir.textContent = row.dir || '';
   });
   document.body.setAttribute('data-rendered', 'ok');
 })();
@@ -797,7 +908,10 @@ std::string render_html(const Timeline& tl) {
       "<span><i class=\"holding\"></i>holding</span>"
       "<span><i class=\"expired-belief\"></i>believes it holds, session expired on the "
       "server</span><span>&#9650; fault / expiry</span><span style=\"color:#d40028\">&#9646; "
-      "violation</span></div>\n";
+      "violation</span><span>lane labels: the client's node, xN re-entrant depth, wNN the node "
+      "it watches</span><span>lock directory: a bar per node from its create to its delete, "
+      "coloured while its owner queues or holds with it; <b style=\"color:#2a7\">&#8595;</b> a "
+      "watch from the watcher's node to the watched one</span></div>\n";
   out += "<div id=\"lanes-box\"></div>\n<table id=\"rows\"></table>\n";
   out +=
       "<noscript>This page draws its lanes with JavaScript; the rows are in the JSON "

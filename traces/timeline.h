@@ -36,12 +36,12 @@ enum class RowMark : uint8_t { kNone, kFault, kExpire, kLost, kRejected };
 // read from the event log (traces/directory.h says how its owner and its deleter are found).
 struct DirNode {
   std::string path;
-  std::string name;          // short: the sequence ("03"), or the name below the lock ("lock")
-  uint32_t client = 0;       // the workload client that created it; 0: the operator, or unknown
-  uint64_t session = 0;      // its ephemeral owner (0: not ephemeral)
+  std::string name;      // short: the sequence ("03"), or the name below the lock ("lock")
+  uint32_t client = 0;   // the workload client that created it; 0: the operator, or unknown
+  uint64_t session = 0;  // its ephemeral owner (0: not ephemeral)
   bool ephemeral = false;
-  bool sequential = false;   // its name ends with a sequence number
-  bool foreign = false;      // the operator created it (a foreign-child fault)
+  bool sequential = false;  // its name ends with a sequence number
+  bool foreign = false;     // the operator created it (a foreign-child fault)
   int64_t created_zxid = 0;
   int64_t deleted_zxid = 0;  // 0: still live at the end
   std::string deleted_by;    // "c2" (its delete), "operator", "reaper", "session expired"/"closed"
@@ -63,8 +63,8 @@ struct TimelineRow {
   uint32_t client = 0;  // 1-based; 0 = the world (servers, foreign sessions)
   std::string label;    // what happened, short ("HOLDS 03 token=7", "creates 03 (zxid 7)")
   RowMark mark = RowMark::kNone;
-  bool violation = false;        // this row is evidence of the reported violation
-  std::vector<LaneState> lanes;  // every client's state after this row (index client - 1)
+  bool violation = false;           // this row is evidence of the reported violation
+  std::vector<LaneState> lanes;     // every client's state after this row (index client - 1)
   std::vector<LaneDetail> details;  // every client's node, watch and depth after this row
   int64_t node = -1;                // the directory node this row creates or deletes (-1: none)
   // The lock directory after this row, in creation (zxid) order, as the text view prints it:
