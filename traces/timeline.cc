@@ -534,10 +534,10 @@ std::string render_text(const Timeline& tl, const TextOptions& o) {
       "its session  '>>' proves the violation  'F' fault  'X' violation\n"
       "dir: the nodes under " +
       tl.lock_dir +
-      " in creation (zxid) order, by sequence number and owner; on its owner's node a client's\n"
-      "state (':' '#' '!', 'x2' re-entrant depth as the checkers count it) and 'wNN' the node it\n"
-      "watches ('wNN?': for it to appear, 'wdir': the children); a client with no live node "
-      "follows\n\n";
+      " in creation (zxid) order, the server's queue: each by its\n"
+      "sequence number and owner, and on its owner's node the client's state (':' '#' '!', 'x2'\n"
+      "re-entrant depth as the checkers count it) and 'wNN' the node it watches ('wNN?': for it to\n"
+      "appear, 'wdir': the children); clients with no live node follow\n\n";
 
   // Overview: each column covers a run of consecutive rows; the most alarming state wins.
   const size_t n = tl.rows.size();
@@ -600,7 +600,10 @@ std::string render_text(const Timeline& tl, const TextOptions& o) {
       }
     }
     if (r.client == 0) line += r.label;
-    if (r.directory_changed) line += std::string(r.client == 0 ? "  " : "") + "dir: " + r.directory;
+    // After elided rows the directory is printed again: it may have changed in them.
+    if (r.directory_changed || (i > 0 && !keep[i - 1])) {
+      line += std::string(r.client == 0 ? "  " : "") + "dir: " + r.directory;
+    }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }

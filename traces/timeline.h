@@ -1,22 +1,35 @@
-// lockstep traces: a trace read as a timeline — one lane per client — for the terminal and as a
-// self-contained HTML/SVG swim-lane page.
+// lockstep traces: a trace read as a timeline — one lane per client, and the lock directory — for
+// the terminal and as a self-contained HTML/SVG swim-lane page.
 //
 // build_timeline() merges the workload's history (every event) with the simulator events a
-// reader needs to follow the story (the server expiring a session, a client learning of it, a
-// fault ending, watch notifications) in time order, and derives each client's lane state after
-// every row from the history alone, with the checkers' belief rules (properties/checkers.h):
-//   waiting           from `invoke acquire` to its completion;
+// reader needs to follow the story (the server expiring or closing a session, a client learning
+// of it, a fault ending, watch notifications, and the lock directory's changes) in time order.
+// Each client's lane state after every row comes from the history alone, with the checkers'
+// own belief rule (properties/belief.h, the one properties/checkers.cc judges with):
+//   waiting           while one of its acquires is in progress and it holds nothing;
 //   holding           from a fresh `ok acquire` until the outermost release is invoked, or the
-//                     client reports `info lost`, crashes, reopens or gives up;
+//                     client reports `info lost`, crashes, reopens or gives up; a re-entrant
+//                     acquire and an inner release change the depth (LaneDetail::depth), not
+//                     the state;
 //   expired-belief    holding, while the server has already expired the session it holds with
 //                     (the simulator's `expire` event for that session): the unsafe window that
 //                     fencing tokens exist for;
 //   idle / gone       not trying, or finished / crashed / given up.
+// The lock directory comes from the event log (traces/directory.h): each node the leader
+// created under the lock (DirNode: sequence, owner client and session, create and delete zxid,
+// who deleted it: its client, the operator, the reaper, or its session's end), each watch a
+// client's read armed, each notification. Rows name them ("creates 03 (zxid 7)", "watches 02
+// (c2)", "woke: 02 deleted (zxid 8)", "expiry deletes 01 (zxid 22)"); every row carries each
+// client's node, watch and depth (LaneDetail) and the directory in creation order, the order of
+// the server's queue ("[01 c3 : w02] [02 c2 #] [03 c1 #]"), so an ordering bug reads as a
+// granted node behind a waiting one, and a lost watch as a waiter watching nothing (or a node
+// that is gone).
 // Rows named by the reported verdict (history indexes, and for herd-free the watch events of
 // the offending delete) are marked as the violation.
 //
-// Rendering is a pure function of the Timeline; the HTML page embeds its data as JSON and draws
-// the lanes with an inline script (no network, no external files).
+// Rendering is a pure function of the Timeline (the same trace gives the same bytes); the HTML
+// page embeds its data as JSON and draws the lanes, their node labels and the directory with an
+// inline script (no network, no external files).
 #pragma once
 
 #include <cstdint>
@@ -95,12 +108,17 @@ struct TextOptions {
 };
 
 // A header (recipe, verdict, scenario, legend), an overview strip per lane, then one line per
-// row with a column per client; violation rows start with ">>".
+// row with a column per client and, where it changed (and after elided rows), the lock
+// directory ("dir: [01 c3 : w02] [02 c2 #]"); violation rows start with ">>".
 std::string render_text(const Timeline& timeline, const TextOptions& options = {});
 
 // A complete HTML document: one <g class="lane"> per client drawn by the page's script, with
-// state segments, event ticks, faults, and a marker with id "violation-marker" over the rows
-// that prove the violation; below it the same rows as a table.
+// state segments, event ticks, faults, <text class="node-label"> labels where a client's node,
+// depth or watch changes ("03 x2 w02"), and a marker with id "violation-marker" over the rows
+// that prove the violation; below the lanes <g id="directory-lane">: a <g class="dir-node"> track
+// per node from its create to its delete, coloured while its owner queues or holds with it, and
+// <line class="watch-arrow"> from a watcher's node to the node it watches; below it the same
+// rows as a table, with each lane's node and watch and a lock-directory column.
 std::string render_html(const Timeline& timeline);
 
 }  // namespace lockstep::traces
