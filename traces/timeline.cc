@@ -536,8 +536,8 @@ std::string render_text(const Timeline& tl, const TextOptions& o) {
       tl.lock_dir +
       " in creation (zxid) order, the server's queue: each by its\n"
       "sequence number and owner, and on its owner's node the client's state (':' '#' '!', 'x2'\n"
-      "re-entrant depth as the checkers count it) and 'wNN' the node it watches ('wNN?': for it to\n"
-      "appear, 'wdir': the children); clients with no live node follow\n\n";
+      "re-entrant depth as the checkers count it) and 'wNN' the node it watches ('wNN?': for\n"
+      "it to appear, 'wdir': the children); clients with no live node follow\n\n";
 
   // Overview: each column covers a run of consecutive rows; the most alarming state wins.
   const size_t n = tl.rows.size();
