@@ -445,11 +445,14 @@ class Builder {
         if (tl_.nodes[*it].client == c && tl_.nodes[*it].ephemeral) d.node = tl_.nodes[*it].name;
       }
     }
+    // Newest first: a watch that never fired (a leak) stays listed behind the current one.
+    std::set<std::string> listed;
     for (auto it = watches_.rbegin(); it != watches_.rend(); ++it) {
       if (it->client != c) continue;
-      d.watch =
+      const std::string name =
           short_node_name(it->path, tl_.lock_dir) + (it->kind == WatchKind::kCreation ? "?" : "");
-      break;
+      if (!listed.insert(name).second) continue;
+      d.watch += (d.watch.empty() ? "" : ",") + name;
     }
     return d;
   }
@@ -536,8 +539,8 @@ std::string render_text(const Timeline& tl, const TextOptions& o) {
       tl.lock_dir +
       " in creation (zxid) order, the server's queue: each by its\n"
       "sequence number and owner, and on its owner's node the client's state (':' '#' '!', 'x2'\n"
-      "re-entrant depth as the checkers count it) and 'wNN' the node it watches ('wNN?': for\n"
-      "it to appear, 'wdir': the children); clients with no live node follow\n\n";
+      "re-entrant depth as the checkers count it) and 'wNN' the nodes it watches, newest first\n"
+      "('wNN?': for it to appear, 'wdir': the children); clients with no live node follow\n\n";
 
   // Overview: each column covers a run of consecutive rows; the most alarming state wins.
   const size_t n = tl.rows.size();
@@ -848,7 +851,7 @@ constexpr const char* kScript = R"JS(
       if (watch === prev) return;
       prev = watch;
       if (!watch) return;
-      var from = trackOf(d[0], r), to = trackOf(watch.replace('?', ''), r);
+      var from = trackOf(d[0], r), to = trackOf(watch.split(',')[0].replace('?', ''), r);
       if (from < 0 || to < 0 || from === to) return;
       var x = left + r * step + step / 2;
       var a = el('line', {x1: x, y1: dirTop + from * trackH + trackH / 2, x2: x,

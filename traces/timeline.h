@@ -65,8 +65,9 @@ struct DirNode {
 // What one client has in the lock directory after a row.
 struct LaneDetail {
   std::string node;    // the node it holds with (its grant's) or queues with (its newest), short
-  std::string watch;   // the newest watch it has armed and not yet seen fire: "02" (a node),
-                       // "02?" (a creation watch: for a node to appear), "dir" (the children)
+  std::string watch;   // the watches it has armed and not yet seen fire, newest first: "02" (a
+                       // node), "02?" (a creation watch: for a node to appear), "dir" (the
+                       // children); "21,12?": a watch on 21, and an older one on 12 to appear
   uint32_t depth = 0;  // while holding: the re-entrant depth, as the checkers count it
 };
 

@@ -137,7 +137,8 @@ TEST(Directory, OrderingBugShowsNodesWatchesAndTheNodeAhead) {
     ++watches;
     const LaneDetail& d = r.details[r.client - 1];
     ASSERT_FALSE(d.watch.empty()) << r.id;
-    EXPECT_EQ(r.label.substr(8, d.watch.size()), d.watch) << r.id << " " << r.label;
+    const std::string newest = d.watch.substr(0, d.watch.find(','));
+    EXPECT_EQ(r.label.substr(8, newest.size()), newest) << r.id << " " << r.label;
     EXPECT_NE(r.directory.find("w" + d.watch), std::string::npos) << r.id << " " << r.directory;
   }
   EXPECT_GE(watches, 2u);
