@@ -316,8 +316,12 @@ class Builder {
       gone_[c] = false;
     }
     if (e.op == Op::kAcquire && e.type != Type::kInvoke) acquiring_.erase(holder);
+    if (e.op == Op::kRelease && e.type == Type::kInvoke) releasing_.insert(holder);
+    if (e.op == Op::kRelease && e.type != Type::kInvoke) releasing_.erase(holder);
     if (properties::client_wide(e.op) && e.op != Op::kSession) {
-      std::erase_if(acquiring_, [&](const properties::Holder& h) { return h.first == c; });
+      const auto of_client = [&](const properties::Holder& h) { return h.first == c; };
+      std::erase_if(acquiring_, of_client);
+      std::erase_if(releasing_, of_client);
     }
     if (e.op == Op::kGiveUp || e.op == Op::kDone || e.op == Op::kCrash) gone_[c] = true;
     return row;
@@ -376,7 +380,7 @@ class Builder {
     } else if (n.deleted_by.rfind("session ", 0) == 0) {
       row->label = session_end_label(n, n.name);
     } else if (c.client != 0) {
-      row->label = "deletes " + whose + n.name + zxid;
+      row->label = delete_verb(c.client) + " " + whose + n.name + zxid;
     } else {
       row->label = n.name + " deleted" + zxid;
     }
@@ -413,6 +417,15 @@ class Builder {
     const size_t at = e.text.rfind(" zxid=");
     const std::string zxid = at == std::string::npos ? "" : " (zxid " + e.text.substr(at + 6) + ")";
     row->label = "woke: " + short_node_name(c.path, tl_.lock_dir) + " " + c.fired + zxid;
+  }
+
+  // A client's delete, by what it is in the middle of: a release "releases" the node, an
+  // acquire (a timeout's cleanup, a restart) "withdraws" it; otherwise it "deletes" it.
+  std::string delete_verb(uint32_t c) const {
+    const auto of_client = [&](const properties::Holder& h) { return h.first == c; };
+    if (std::any_of(releasing_.begin(), releasing_.end(), of_client)) return "releases";
+    if (std::any_of(acquiring_.begin(), acquiring_.end(), of_client)) return "withdraws";
+    return "deletes";
   }
 
   LaneState state_of(uint32_t c, uint32_t* depth) const {
@@ -504,6 +517,7 @@ class Builder {
   int64_t herd_zxid_ = -1;
   BeliefTracker tracker_;
   std::set<properties::Holder> acquiring_;  // holders whose acquire is in progress
+  std::set<properties::Holder> releasing_;  // holders whose release is in progress
   std::vector<std::string> grant_;          // each client's newest fresh grant's node
   std::vector<bool> gone_;
   std::vector<uint64_t> holding_session_;

@@ -19,10 +19,10 @@
 // created under the lock (DirNode: sequence, owner client and session, create and delete zxid,
 // who deleted it: its client, the operator, the reaper, or its session's end), each watch a
 // client's read armed, each notification. Rows name them ("creates 03 (zxid 7)", "watches 02
-// (c2)", "woke: 02 deleted (zxid 8)", "expiry deletes 01 (zxid 22)"); every row carries each
-// client's node, watch and depth (LaneDetail) and the directory in creation order, the order of
-// the server's queue ("[01 c3 : w02] [02 c2 #] [03 c1 #]"), so an ordering bug reads as a
-// granted node behind a waiting one, and a lost watch as a waiter watching nothing (or a node
+// (c2)", "woke: 02 deleted (zxid 8)", "releases 02 (zxid 8)", "expiry deletes 01 (zxid 22)"); every
+// row carries each client's node, watch and depth (LaneDetail) and the directory in creation order,
+// the order of the server's queue ("[01 c3 : w02] [02 c2 #] [03 c1 #]"), so an ordering bug reads
+// as a granted node behind a waiting one, and a lost watch as a waiter watching nothing (or a node
 // that is gone).
 // Rows named by the reported verdict (history indexes, and for herd-free the watch events of
 // the offending delete) are marked as the violation.

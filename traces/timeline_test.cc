@@ -146,9 +146,20 @@ TEST(Directory, OrderingBugShowsNodesWatchesAndTheNodeAhead) {
   EXPECT_NE(text.find("dir: " + both.directory), std::string::npos);
 }
 
-// The nodes a session's end deletes are deleted by "session expired" in one row on their owner's
-// lane; an operator's delete (a delete-node fault) says so in the world's column.
+// A client's delete says what the client was doing ("releases 02 (zxid 8)"); the nodes a
+// session's end deletes are deleted by "session expired" in one row on their owner's lane; an
+// operator's delete (a delete-node fault) says so in the world's column.
 TEST(Directory, DeletesSayWhoDeleted) {
+  const Timeline ordering = build_timeline(ordering_trace());
+  size_t released = 0;
+  for (const DirNode& n : ordering.nodes) {
+    if (n.deleted_row < 0 || n.deleted_by != "c" + std::to_string(n.client)) continue;
+    const TimelineRow& r = ordering.rows[static_cast<size_t>(n.deleted_row)];
+    EXPECT_EQ(r.client, n.client);
+    released += r.label.rfind("releases " + n.name + " (zxid ", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_GE(released, 3u);
+
   const Timeline expiry = build_timeline(first_trace("broken/ignores-expiry"));
   bool expired = false;
   for (const DirNode& n : expiry.nodes) {
