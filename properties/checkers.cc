@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "properties/belief.h"
+
 namespace lockstep::properties {
 namespace {
 
@@ -15,18 +17,10 @@ using recipes::Role;
 
 std::string client_name(uint32_t c) { return "c" + std::to_string(c); }
 
-// Who holds: a client, or with shared callers one caller task of it (Event::task). Every belief
-// is a holder's; facts about the whole client (client_wide) end or mark those of all its callers.
-using Holder = std::pair<uint32_t, uint32_t>;  // (client, task)
-Holder holder_of(const Event& e) { return {e.client, e.task}; }
 std::string holder_name(Holder h) {
   return client_name(h.first) + (h.second != 0 ? ".t" + std::to_string(h.second) : "");
 }
 std::string holder_name(const Event& e) { return holder_name(holder_of(e)); }
-bool client_wide(Op op) {
-  return op == Op::kCrash || op == Op::kReopen || op == Op::kGiveUp || op == Op::kSession ||
-         op == Op::kDone;
-}
 
 // A semaphore's capacity over the run: `initial` (max_holders), then from each kCapacity event
 // on, the count it set (history order is time order).
@@ -74,78 +68,6 @@ Verdict violation(Property p, std::string message, std::vector<uint64_t> history
                         history_indexes.end());
   return Verdict{p, false, std::move(message), std::move(history_indexes), {}};
 }
-
-// What one client believes, replayed from the history (see the header's definition).
-struct Belief {
-  bool holds = false;
-  uint32_t depth = 0;
-  int64_t token = 0;
-  Role role = Role::kExclusive;
-  uint64_t since = 0;               // index of the fresh grant
-  std::optional<uint64_t> noticed;  // the session-dead notice received while holding
-};
-
-// Replays beliefs event by event, per holder. `on_grant` sees a fresh grant before it is
-// recorded, with the beliefs of every holder as they were just before it.
-class BeliefTracker {
- public:
-  // Applies `e`. Returns true when `e` is a fresh grant (the caller inspects it first through
-  // is_fresh_grant()).
-  bool is_fresh_grant(const Event& e) const {
-    if (e.op != Op::kAcquire || e.type != Type::kOk) return false;
-    auto it = beliefs_.find(holder_of(e));
-    return it == beliefs_.end() || !it->second.holds;
-  }
-
-  void apply(const Event& e) {
-    if (client_wide(e.op)) {
-      for (auto& [h, b] : beliefs_) {
-        if (h.first == e.client) apply_to(b, e);
-      }
-      return;
-    }
-    apply_to(beliefs_[holder_of(e)], e);
-  }
-
-  const std::map<Holder, Belief>& beliefs() const { return beliefs_; }
-  const Belief* of(Holder h) const {
-    auto it = beliefs_.find(h);
-    return it == beliefs_.end() ? nullptr : &it->second;
-  }
-  const Belief* of(const Event& e) const { return of(holder_of(e)); }
-
- private:
-  static void apply_to(Belief& b, const Event& e) {
-    switch (e.op) {
-      case Op::kAcquire:
-        if (e.type != Type::kOk) break;
-        if (!b.holds) {
-          b = Belief{true, std::max<uint32_t>(1, e.hold_count), e.token, e.role, e.index, {}};
-        } else {
-          b.depth = std::max(b.depth + 1, e.hold_count);
-        }
-        break;
-      case Op::kRelease:
-        if (e.type == Type::kInvoke && b.depth <= 1) b = Belief{};
-        if (e.type == Type::kOk && b.depth > 1) --b.depth;
-        break;
-      case Op::kLost:
-      case Op::kCrash:
-      case Op::kReopen:
-      case Op::kGiveUp: b = Belief{}; break;
-      case Op::kSession:
-        if (b.holds && !b.noticed &&
-            (e.session_state == zk::SessionState::kExpired ||
-             e.session_state == zk::SessionState::kClosed)) {
-          b.noticed = e.index;
-        }
-        break;
-      default: break;
-    }
-  }
-
-  std::map<Holder, Belief> beliefs_;
-};
 
 bool overlaps(recipes::Kind kind, uint32_t max_holders, Role incoming,
               const std::vector<const Belief*>& others) {

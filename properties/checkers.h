@@ -8,6 +8,7 @@
 //     outermost hold, or reports `info lost`, crashes, reopens or gives up;
 //   - re-entrant acquires (hold_count > 1) and inner releases change the depth, not the belief;
 //   - the protected resource's `ok enter/leave` are accepted tokens, `fail` are rejections.
+// (properties/belief.h replays the first two rules; the timeline draws lanes with it too.)
 // Which checker applies to which recipe under which faults is decided by the suite
 // (properties/claims.h), not here. Checkers never assert on their input: a malformed history
 // is a violation with a message, so a broken recipe cannot crash the checker.

@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
+#include "properties/belief.h"
+#include "traces/directory.h"
 #include "traces/record.h"
 
 namespace lockstep::traces {
@@ -79,7 +82,8 @@ RowMark history_mark(const Event& e) {
 
 // The simulator events a reader of a lock's story needs; everything else stays in the log.
 bool wanted(const sim::LoggedEvent& e) {
-  return e.kind == "expire" || e.kind == "expired" || e.kind == "fault-end" || e.kind == "watch";
+  return e.kind == "expire" || e.kind == "expired" || e.kind == "fault-end" || e.kind == "watch" ||
+         e.kind == "close-session";
 }
 
 // Short labels: a lane column is narrow. The full line stays in the event log.
@@ -87,6 +91,7 @@ std::string sim_label(const sim::LoggedEvent& e) {
   if (e.kind == "expire") return "server EXPIRED session";
   if (e.kind == "expired") return "learns it expired";
   if (e.kind == "fault-end") return "fault ends: " + e.text;
+  if (e.kind == "close-session") return "server closes its session";
   if (e.kind == "watch") {
     // "deleted /lockstep/lock/_c_c1-...-lock-0000000003 zxid=6" -> "woke: deleted 0000000003"
     const size_t space = e.text.find(' ');
@@ -118,44 +123,6 @@ int64_t herd_zxid(const Trace& t) {
   long long z = -1;
   if (std::sscanf(v->message.c_str() + at, "(zxid %lld)", &z) != 1) return -1;
   return z;
-}
-
-struct ClientBelief {
-  LaneState state = LaneState::kIdle;
-  uint64_t holding_session = 0;
-};
-
-void apply_history(const Event& e, std::vector<ClientBelief>* lanes) {
-  if (e.client == 0 || e.client > lanes->size()) return;
-  ClientBelief& b = (*lanes)[e.client - 1];
-  const bool holds = b.state == LaneState::kHolding || b.state == LaneState::kExpiredBelief;
-  switch (e.op) {
-    case Op::kAcquire:
-      if (e.type == Type::kInvoke && !holds) b.state = LaneState::kWaiting;
-      if (e.type == Type::kOk && !holds) {
-        b.state = LaneState::kHolding;
-        b.holding_session = e.session.value;
-      }
-      if (e.type == Type::kFail && !holds) b.state = LaneState::kIdle;
-      break;
-    case Op::kRelease:
-      if (e.type == Type::kInvoke && e.hold_count <= 1) b.state = LaneState::kIdle;
-      break;
-    case Op::kLost:
-    case Op::kReopen: b.state = LaneState::kIdle; break;
-    case Op::kGiveUp:
-    case Op::kDone:
-    case Op::kCrash: b.state = LaneState::kGone; break;
-    default: break;
-  }
-}
-
-void apply_sim(const sim::LoggedEvent& e, std::vector<ClientBelief>* lanes) {
-  if (e.kind != "expire" || e.client == 0 || e.client > lanes->size()) return;
-  ClientBelief& b = (*lanes)[e.client - 1];
-  if (b.state == LaneState::kHolding && b.holding_session == session_of_expire(e.text)) {
-    b.state = LaneState::kExpiredBelief;
-  }
 }
 
 char glyph(LaneState s) {
@@ -210,6 +177,357 @@ const char* to_string(LaneState s) {
   return "?";
 }
 
+namespace {
+
+using properties::Belief;
+using properties::BeliefTracker;
+
+// A watch a client armed and has not seen fire (nor lost with its session).
+struct ArmedWatch {
+  uint32_t client = 0;
+  uint64_t session = 0;
+  std::string path;
+  WatchKind kind = WatchKind::kData;
+};
+
+std::string zxid_text(int64_t zxid) { return "(zxid " + std::to_string(zxid) + ")"; }
+
+std::string client_text(uint32_t c) { return "c" + std::to_string(c); }
+
+// "expiry deletes 01,03 (zxid 22)": the nodes a session's end took with it.
+std::string session_end_label(const DirNode& n, const std::string& names) {
+  return std::string(n.deleted_by == "session closed" ? "close" : "expiry") + " deletes " + names +
+         " " + zxid_text(n.deleted_zxid);
+}
+
+// How a lane's state and detail read in the directory column: " #x2 w02".
+std::string client_marks(LaneState s, const LaneDetail& d) {
+  std::string out;
+  if (s == LaneState::kHolding) out += " #";
+  if (s == LaneState::kExpiredBelief) out += " !";
+  if ((s == LaneState::kHolding || s == LaneState::kExpiredBelief) && d.depth > 1) {
+    out += "x" + std::to_string(d.depth);
+  }
+  if (s == LaneState::kWaiting) out += " :";
+  if (!d.watch.empty()) out += " w" + d.watch;
+  return out;
+}
+
+// Builds the rows: the history merged with the simulator events a reader needs (the lock
+// directory's changes among them, traces/directory.h), keeping each client's beliefs with the
+// checkers' own rule (properties/belief.h), its pending acquires, and the directory's state.
+class Builder {
+ public:
+  Builder(const Trace& t, Timeline* tl)
+      : t_(t),
+        tl_(*tl),
+        clients_(t.scenario.workload.clients),
+        dir_(read_directory(t.events, t.scenario.workload.lock_path, clients_)),
+        grant_(clients_ + 1),
+        gone_(clients_ + 1, false),
+        holding_session_(clients_ + 1, 0) {
+    tl_.lock_dir = t.scenario.workload.lock_path;
+    tl_.nodes = dir_.nodes;
+    if (const properties::Verdict* v = t.violation()) {
+      proof_.assign(t.history.size(), false);
+      for (uint64_t i : v->history_indexes) {
+        if (i < proof_.size()) proof_[i] = true;
+      }
+    }
+    herd_zxid_ = herd_zxid(t);
+  }
+
+  // Merges by time; at one instant the simulator's events come first (the workload reacts to
+  // them), and each source keeps its own order.
+  void run() {
+    const auto& hist = t_.history.events();
+    size_t h = 0;
+    size_t s = 0;
+    for (size_t guard = 0; guard < hist.size() + t_.events.size(); ++guard) {
+      while (s < t_.events.size() && !wanted(t_.events[s]) && changes_at(s).empty()) ++s;
+      const bool take_sim =
+          s < t_.events.size() && (h >= hist.size() || t_.events[s].at <= hist[h].at);
+      if (!take_sim && h >= hist.size()) break;
+      TimelineRow row = take_sim ? sim_row(s++) : history_row(hist[h++]);
+      finish_row(&row);
+      tl_.rows.push_back(std::move(row));
+    }
+  }
+
+ private:
+  // The directory changes the simulator event at `s` makes (they are in event order).
+  std::vector<const DirChange*> changes_at(size_t s) {
+    while (next_change_ < dir_.changes.size() && dir_.changes[next_change_].event < s) {
+      ++next_change_;
+    }
+    std::vector<const DirChange*> out;
+    for (size_t i = next_change_; i < dir_.changes.size() && dir_.changes[i].event == s; ++i) {
+      out.push_back(&dir_.changes[i]);
+    }
+    return out;
+  }
+
+  TimelineRow sim_row(size_t s) {
+    const sim::LoggedEvent& e = t_.events[s];
+    TimelineRow row;
+    row.id = "s" + std::to_string(e.index);
+    row.at = e.at;
+    row.client = e.client <= clients_ ? e.client : 0;
+    row.label = sim_label(e);
+    row.mark = e.kind == "expire" ? RowMark::kExpire : RowMark::kNone;
+    const std::string suffix = "zxid=" + std::to_string(herd_zxid_);
+    const bool ends_with_zxid =
+        e.text.size() >= suffix.size() &&
+        e.text.compare(e.text.size() - suffix.size(), suffix.size(), suffix) == 0;
+    row.violation = herd_zxid_ >= 0 && e.kind == "watch" && ends_with_zxid;
+    if (e.kind == "expire" || e.kind == "close-session") {
+      const uint64_t session = session_of_expire(e.text);
+      if (e.kind == "expire") expired_.insert(session);
+      std::erase_if(watches_, [&](const ArmedWatch& w) { return w.session == session; });
+    }
+    const std::vector<const DirChange*> changes = changes_at(s);
+    if (!changes.empty()) apply_changes(e, changes, &row);
+    return row;
+  }
+
+  TimelineRow history_row(const Event& e) {
+    TimelineRow row;
+    row.id = "h" + std::to_string(e.index);
+    row.at = e.at;
+    row.client = e.client <= clients_ ? e.client : 0;
+    row.label = history_label(e);
+    row.mark = history_mark(e);
+    row.violation = e.index < proof_.size() && proof_[e.index];
+    if (row.client == 0) return row;
+    const bool fresh = tracker_.is_fresh_grant(e);
+    tracker_.apply(e);
+    const uint32_t c = e.client;
+    if (fresh) {
+      grant_[c] = e.text;
+      holding_session_[c] = e.session.value;
+      if (!e.text.empty()) {
+        row.label = (e.task == 0 ? "" : "t" + std::to_string(e.task) + ": ") + "HOLDS " +
+                    short_node_name(e.text, tl_.lock_dir) + " token=" + std::to_string(e.token);
+      }
+    }
+    const properties::Holder holder{c, e.task};
+    if (e.op == Op::kAcquire && e.type == Type::kInvoke) {
+      acquiring_.insert(holder);
+      gone_[c] = false;
+    }
+    if (e.op == Op::kAcquire && e.type != Type::kInvoke) acquiring_.erase(holder);
+    if (e.op == Op::kRelease && e.type == Type::kInvoke) releasing_.insert(holder);
+    if (e.op == Op::kRelease && e.type != Type::kInvoke) releasing_.erase(holder);
+    if (properties::client_wide(e.op) && e.op != Op::kSession) {
+      const auto of_client = [&](const properties::Holder& h) { return h.first == c; };
+      std::erase_if(acquiring_, of_client);
+      std::erase_if(releasing_, of_client);
+    }
+    if (e.op == Op::kGiveUp || e.op == Op::kDone || e.op == Op::kCrash) gone_[c] = true;
+    return row;
+  }
+
+  void apply_changes(const sim::LoggedEvent& e, const std::vector<const DirChange*>& changes,
+                     TimelineRow* row) {
+    std::vector<std::string> deleted;
+    for (const DirChange* c : changes) {
+      switch (c->kind) {
+        case DirChangeKind::kCreate: on_create(*c, row); break;
+        case DirChangeKind::kDelete:
+          on_delete(*c, row);
+          deleted.push_back(tl_.nodes[c->node].name);
+          break;
+        case DirChangeKind::kWatchArmed: on_armed(*c, row); break;
+        case DirChangeKind::kWatchFired: on_fired(e, *c, row); break;
+      }
+    }
+    if (deleted.size() > 1) {  // a session's end: every node of it in one transaction
+      const DirNode& n = tl_.nodes[changes.front()->node];
+      std::string names;
+      for (const std::string& name : deleted) names += (names.empty() ? "" : ",") + name;
+      row->label = session_end_label(n, names);
+    }
+  }
+
+  void on_create(const DirChange& c, TimelineRow* row) {
+    DirNode& n = tl_.nodes[c.node];
+    n.created_row = static_cast<int64_t>(tl_.rows.size());
+    live_.push_back(c.node);
+    row->node = static_cast<int64_t>(c.node);
+    row->client = n.foreign ? 0 : n.client;
+    row->label = (n.foreign       ? "operator creates "
+                  : n.client != 0 ? "creates "
+                                  : "created ") +
+                 n.name + " " + zxid_text(n.created_zxid);
+  }
+
+  void on_delete(const DirChange& c, TimelineRow* row) {
+    DirNode& n = tl_.nodes[c.node];
+    n.deleted_row = static_cast<int64_t>(tl_.rows.size());
+    std::erase(live_, c.node);
+    row->node = static_cast<int64_t>(c.node);
+    const std::string whose =
+        n.client != 0 && n.client != c.client ? client_text(n.client) + "'s " : "";
+    const std::string zxid = " " + zxid_text(n.deleted_zxid);
+    row->client = c.client;
+    if (n.deleted_by == "operator") {
+      row->client = 0;
+      row->label =
+          "operator deletes " + (n.ephemeral ? client_text(n.client) + "'s " : "") + n.name + zxid;
+    } else if (n.deleted_by == "reaper") {
+      row->client = 0;
+      row->label = "server reaps " + n.name + zxid;
+    } else if (n.deleted_by.rfind("session ", 0) == 0) {
+      row->label = session_end_label(n, n.name);
+    } else if (c.client != 0) {
+      row->label = delete_verb(c.client) + " " + whose + n.name + zxid;
+    } else {
+      row->label = n.name + " deleted" + zxid;
+    }
+  }
+
+  void on_armed(const DirChange& c, TimelineRow* row) {
+    watches_.push_back(ArmedWatch{c.client, c.session, c.path, c.watch});
+    row->client = c.client;
+    const std::string name = short_node_name(c.path, tl_.lock_dir);
+    if (c.watch == WatchKind::kChildren) {
+      row->label = "watches " + name + " children";
+      return;
+    }
+    if (c.watch == WatchKind::kCreation) {
+      row->label = "watches " + name + " to appear";
+      return;
+    }
+    row->label = "watches " + name;
+    for (size_t i : live_) {
+      const DirNode& n = tl_.nodes[i];
+      if (n.path == c.path && n.client != 0 && n.client != c.client) {
+        row->label += " (" + client_text(n.client) + ")";
+      }
+    }
+  }
+
+  void on_fired(const sim::LoggedEvent& e, const DirChange& c, TimelineRow* row) {
+    std::erase_if(watches_, [&](const ArmedWatch& w) {
+      if (w.client != c.client || w.path != c.path) return false;
+      if (c.fired == "deleted") return true;
+      if (c.fired == "children-changed") return w.kind == WatchKind::kChildren;
+      return w.kind != WatchKind::kChildren;
+    });
+    const size_t at = e.text.rfind(" zxid=");
+    const std::string zxid = at == std::string::npos ? "" : " (zxid " + e.text.substr(at + 6) + ")";
+    row->label = "woke: " + short_node_name(c.path, tl_.lock_dir) + " " + c.fired + zxid;
+  }
+
+  // A client's delete, by what it is in the middle of: a release "releases" the node, an
+  // acquire (a timeout's cleanup, a restart) "withdraws" it; otherwise it "deletes" it.
+  std::string delete_verb(uint32_t c) const {
+    const auto of_client = [&](const properties::Holder& h) { return h.first == c; };
+    if (std::any_of(releasing_.begin(), releasing_.end(), of_client)) return "releases";
+    if (std::any_of(acquiring_.begin(), acquiring_.end(), of_client)) return "withdraws";
+    return "deletes";
+  }
+
+  LaneState state_of(uint32_t c, uint32_t* depth) const {
+    *depth = 0;
+    bool holds = false;
+    const auto& beliefs = tracker_.beliefs();
+    for (auto it = beliefs.lower_bound({c, 0}); it != beliefs.end() && it->first.first == c; ++it) {
+      if (!it->second.holds) continue;
+      holds = true;
+      *depth = std::max(*depth, it->second.depth);
+    }
+    if (holds) {
+      return expired_.count(holding_session_[c]) != 0 ? LaneState::kExpiredBelief
+                                                      : LaneState::kHolding;
+    }
+    const bool waiting = std::any_of(acquiring_.begin(), acquiring_.end(),
+                                     [&](const properties::Holder& h) { return h.first == c; });
+    if (waiting) return LaneState::kWaiting;
+    return gone_[c] ? LaneState::kGone : LaneState::kIdle;
+  }
+
+  LaneDetail detail_of(uint32_t c, LaneState s, uint32_t depth) const {
+    LaneDetail d;
+    const bool holds = s == LaneState::kHolding || s == LaneState::kExpiredBelief;
+    if (holds) d.depth = depth;
+    if (holds && !grant_[c].empty()) {
+      d.node = short_node_name(grant_[c], tl_.lock_dir);
+    } else {
+      for (auto it = live_.rbegin(); it != live_.rend() && d.node.empty(); ++it) {
+        if (tl_.nodes[*it].client == c && tl_.nodes[*it].ephemeral) d.node = tl_.nodes[*it].name;
+      }
+    }
+    // Newest first: a watch that never fired (a leak) stays listed behind the current one.
+    std::set<std::string> listed;
+    for (auto it = watches_.rbegin(); it != watches_.rend(); ++it) {
+      if (it->client != c) continue;
+      const std::string name =
+          short_node_name(it->path, tl_.lock_dir) + (it->kind == WatchKind::kCreation ? "?" : "");
+      if (!listed.insert(name).second) continue;
+      d.watch += (d.watch.empty() ? "" : ",") + name;
+    }
+    return d;
+  }
+
+  // "[01 c3 : w02] [02 c2 #] [03 c1 #x2]", then clients with no live node that wait, hold or
+  // watch: "c4 : wlock".
+  std::string snapshot(const TimelineRow& row) const {
+    std::string out;
+    std::vector<bool> placed(clients_ + 1, false);
+    for (size_t i : live_) {
+      const DirNode& n = tl_.nodes[i];
+      if (!n.ephemeral && !n.sequential && !n.foreign) continue;  // the directories
+      out += out.empty() ? "[" : " [";
+      out += n.name + " " + (n.foreign ? "op" : n.client != 0 ? client_text(n.client) : "?");
+      if (n.client != 0 && !placed[n.client] && row.details[n.client - 1].node == n.name) {
+        out += client_marks(row.lanes[n.client - 1], row.details[n.client - 1]);
+        placed[n.client] = true;
+      }
+      out += "]";
+    }
+    for (uint32_t c = 1; c <= clients_; ++c) {
+      const LaneState s = row.lanes[c - 1];
+      const LaneDetail& d = row.details[c - 1];
+      const std::string marks = client_marks(s, d);
+      if (placed[c] || marks.empty()) continue;
+      out += (out.empty() ? "" : " ") + client_text(c) + marks;
+      if (!d.node.empty() && s != LaneState::kWaiting) out += " on deleted " + d.node;
+    }
+    return out.empty() ? "(empty)" : out;
+  }
+
+  void finish_row(TimelineRow* row) {
+    for (uint32_t c = 1; c <= clients_; ++c) {
+      uint32_t depth = 0;
+      const LaneState s = state_of(c, &depth);
+      row->lanes.push_back(s);
+      row->details.push_back(detail_of(c, s, depth));
+    }
+    row->directory = snapshot(*row);
+    row->directory_changed = tl_.rows.empty() || tl_.rows.back().directory != row->directory;
+  }
+
+  const Trace& t_;
+  Timeline& tl_;
+  const uint32_t clients_;
+  const Directory dir_;
+  size_t next_change_ = 0;
+  std::vector<bool> proof_;
+  int64_t herd_zxid_ = -1;
+  BeliefTracker tracker_;
+  std::set<properties::Holder> acquiring_;  // holders whose acquire is in progress
+  std::set<properties::Holder> releasing_;  // holders whose release is in progress
+  std::vector<std::string> grant_;          // each client's newest fresh grant's node
+  std::vector<bool> gone_;
+  std::vector<uint64_t> holding_session_;
+  std::set<uint64_t> expired_;  // sessions the server expired
+  std::vector<size_t> live_;    // live nodes, in creation order
+  std::vector<ArmedWatch> watches_;
+};
+
+}  // namespace
+
 Timeline build_timeline(const Trace& t) {
   Timeline tl;
   tl.title = t.recipe + " (" + t.recipe_kind + ", " + t.recipe_expected + ") seed " +
@@ -217,57 +535,12 @@ Timeline build_timeline(const Trace& t) {
   tl.verdict = verdict_summary(t);
   tl.scenario = properties::describe(t.scenario);
   tl.violated = t.violation() != nullptr;
-  const uint32_t clients = t.scenario.workload.clients;
-  for (uint32_t c = 1; c <= clients; ++c) tl.lanes.push_back("c" + std::to_string(c));
-
-  std::vector<bool> proof(t.history.size(), false);
-  if (const properties::Verdict* v = t.violation()) {
-    for (uint64_t i : v->history_indexes) {
-      if (i < proof.size()) proof[i] = true;
-    }
+  for (uint32_t c = 1; c <= t.scenario.workload.clients; ++c) {
+    tl.lanes.push_back("c" + std::to_string(c));
   }
-  const int64_t zxid = herd_zxid(t);
-  const std::string zxid_suffix = "zxid=" + std::to_string(zxid);
-
-  // Merge by time; at one instant the simulator's events come first (the workload reacts to
-  // them), and each source keeps its own order.
-  std::vector<ClientBelief> beliefs(clients);
-  const auto& hist = t.history.events();
-  size_t h = 0;
-  size_t s = 0;
-  for (size_t guard = 0; guard < hist.size() + t.events.size(); ++guard) {
-    while (s < t.events.size() && !wanted(t.events[s])) ++s;
-    const bool take_sim = s < t.events.size() && (h >= hist.size() || t.events[s].at <= hist[h].at);
-    if (!take_sim && h >= hist.size()) break;
-    TimelineRow row;
-    if (take_sim) {
-      const sim::LoggedEvent& e = t.events[s++];
-      apply_sim(e, &beliefs);
-      row.id = "s" + std::to_string(e.index);
-      row.at = e.at;
-      row.client = e.client <= clients ? e.client : 0;
-      row.label = sim_label(e);
-      row.mark = e.kind == "expire" ? RowMark::kExpire : RowMark::kNone;
-      const bool ends_with_zxid =
-          e.text.size() >= zxid_suffix.size() &&
-          e.text.compare(e.text.size() - zxid_suffix.size(), zxid_suffix.size(), zxid_suffix) == 0;
-      row.violation = zxid >= 0 && e.kind == "watch" && ends_with_zxid;
-    } else {
-      const Event& e = hist[h++];
-      apply_history(e, &beliefs);
-      row.id = "h" + std::to_string(e.index);
-      row.at = e.at;
-      row.client = e.client <= clients ? e.client : 0;
-      row.label = history_label(e);
-      row.mark = history_mark(e);
-      row.violation = e.index < proof.size() && proof[e.index];
-    }
-    for (const ClientBelief& b : beliefs) row.lanes.push_back(b.state);
-    tl.rows.push_back(std::move(row));
-  }
+  Builder(t, &tl).run();
   return tl;
 }
-
 std::string render_text(const Timeline& tl, const TextOptions& o) {
   std::string out;
   out += "lockstep trace: " + tl.title + "\n";
@@ -275,7 +548,13 @@ std::string render_text(const Timeline& tl, const TextOptions& o) {
   out += "scenario: " + tl.scenario + "\n";
   out +=
       "legend: ':' waiting  '#' holding  '!' still believes it holds, but the server expired "
-      "its session  '>>' proves the violation  'F' fault  'X' violation\n\n";
+      "its session  '>>' proves the violation  'F' fault  'X' violation\n"
+      "dir: the nodes under " +
+      tl.lock_dir +
+      " in creation (zxid) order, the server's queue: each by its\n"
+      "sequence number and owner, and on its owner's node the client's state (':' '#' '!', 'x2'\n"
+      "re-entrant depth as the checkers count it) and 'wNN' the nodes it watches, newest first\n"
+      "('wNN?': for it to appear, 'wdir': the children); clients with no live node follow\n\n";
 
   // Overview: each column covers a run of consecutive rows; the most alarming state wins.
   const size_t n = tl.rows.size();
@@ -307,7 +586,7 @@ std::string render_text(const Timeline& tl, const TextOptions& o) {
   const size_t lw = std::max<uint32_t>(8, o.lane_width);
   std::string header = "   row     time       ";
   for (const std::string& name : tl.lanes) header += fit(name, lw);
-  header += "world";
+  header += "world; dir: the lock directory when it changes";
   out += header + "\n";
   // Rows to print: all, or those near a proving row.
   std::vector<bool> keep(tl.rows.size(), o.context_rows == 0);
@@ -338,6 +617,10 @@ std::string render_text(const Timeline& tl, const TextOptions& o) {
       }
     }
     if (r.client == 0) line += r.label;
+    // After elided rows the directory is printed again: it may have changed in them.
+    if (r.directory_changed || (i > 0 && !keep[i - 1])) {
+      line += std::string(r.client == 0 ? "  " : "") + "dir: " + r.directory;
+    }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
@@ -380,9 +663,28 @@ std::string page_data(const Timeline& tl) {
     std::vector<int> lanes;
     for (LaneState s : r.lanes) lanes.push_back(static_cast<int>(s));
     row["lanes"] = lanes;
+    nlohmann::ordered_json details = nlohmann::ordered_json::array();
+    for (const LaneDetail& d : r.details) details.push_back({d.node, d.watch, d.depth});
+    row["d"] = details;
+    if (r.node >= 0) row["n"] = r.node;
+    if (r.directory_changed) row["dir"] = r.directory;
     rows.push_back(row);
   }
   j["rows"] = rows;
+  j["lock_dir"] = tl.lock_dir;
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (const DirNode& n : tl.nodes) {
+    nodes.push_back({{"name", n.name},
+                     {"path", n.path},
+                     {"c", n.client},
+                     {"foreign", n.foreign},
+                     {"created_zxid", n.created_zxid},
+                     {"deleted_zxid", n.deleted_zxid},
+                     {"deleted_by", n.deleted_by},
+                     {"from", n.created_row},
+                     {"to", n.deleted_row}});
+  }
+  j["nodes"] = nodes;
   std::string text = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   std::string out;
   out.reserve(text.size());
@@ -432,13 +734,20 @@ td, th { padding: 1px 8px; text-align: left; white-space: nowrap; }
 tr.violation td { background: #ffd6dc; font-weight: 600; }
 tr.fault td { color: #8e44ad; }
 td.state { color: #888; }
+td.directory { color: #235; }
+.node-label { font: 9px monospace; fill: #111; }
+.dir-title { font: 11px sans-serif; fill: #555; }
+.dir-node-label { font: 10px monospace; }
+.dir-bar { fill: #ddd; }
+.watch-arrow { stroke: #2a7; stroke-width: 1.2; }
+.arrow-head { fill: #2a7; }
 )CSS";
 
 constexpr const char* kScript = R"JS(
 (function () {
   var data = JSON.parse(document.getElementById('trace-data').textContent);
   var SVG = 'http://www.w3.org/2000/svg';
-  var step = 10, laneH = 26, left = 60, top = 20;
+  var step = 10, laneH = 26, left = 110, top = 20, trackH = 14;
   var n = data.rows.length;
   function el(name, attrs, parent) {
     var e = document.createElementNS(SVG, name);
@@ -447,8 +756,16 @@ constexpr const char* kScript = R"JS(
     return e;
   }
   var width = left + Math.max(1, n) * step + 20;
-  var height = top + data.lanes.length * laneH + 10;
+  // The lock directory below the lanes: a track per node (the directory itself excluded), in
+  // creation order.
+  var tracks = [];
+  data.nodes.forEach(function (node) { if (node.path !== data.lock_dir) tracks.push(node); });
+  var dirTop = top + data.lanes.length * laneH + 22;
+  var height = dirTop + tracks.length * trackH + 10;
   var svg = el('svg', {width: width, height: height, id: 'lanes', role: 'img'});
+  var marker = el('marker', {id: 'arrow', viewBox: '0 0 6 6', refX: 5, refY: 3, markerWidth: 6,
+                             markerHeight: 6, orient: 'auto'}, el('defs', {}, svg));
+  el('path', {d: 'M0 0 L6 3 L0 6 z', 'class': 'arrow-head'}, marker);
   // Time axis: a label every 20 rows.
   for (var r = 0; r < n; r += 20) {
     var t = el('text', {x: left + r * step, y: 12, 'class': 'axis', 'font-size': 10}, svg);
@@ -475,6 +792,21 @@ constexpr const char* kScript = R"JS(
       }
       start = r;
     }
+    // The node the client queues or holds with, what it watches and its depth, where they change.
+    var shown = '', lastEnd = 0;
+    data.rows.forEach(function (row, r) {
+      var state = data.states[row.lanes[i]], d = row.d[i];
+      var text = (state === 'idle' || state === 'gone') ? '' :
+          [d[0], d[2] > 1 ? 'x' + d[2] : '', d[1] ? 'w' + d[1] : ''].filter(Boolean).join(' ');
+      if (text === shown) return;
+      shown = text;
+      var x = left + r * step + 1;
+      if (text === '' || x < lastEnd) return;
+      var t = el('text', {x: x, y: y + laneH - 10, 'class': 'node-label',
+                          'data-client': name}, g);
+      t.textContent = text;
+      lastEnd = x + text.length * 5.5 + 4;
+    });
     data.rows.forEach(function (row, r) {
       if (row.c !== i + 1) return;
       var x = left + r * step + step / 2;
@@ -487,6 +819,61 @@ constexpr const char* kScript = R"JS(
       }
     });
   });
+  var dg = el('g', {id: 'directory-lane'}, svg);
+  var head = el('text', {x: 4, y: dirTop - 6, 'class': 'dir-title'}, dg);
+  head.textContent = 'lock directory ' + data.lock_dir + ' (creation order)';
+  function trackOf(name, r) {
+    for (var k = 0; k < tracks.length; ++k) {
+      var to = tracks[k].to < 0 ? n : tracks[k].to;
+      if (tracks[k].name === name && tracks[k].from <= r && r <= to) return k;
+    }
+    return -1;
+  }
+  tracks.forEach(function (node, k) {
+    var y = dirTop + k * trackH, from = Math.max(0, node.from), to = node.to < 0 ? n : node.to;
+    var owner = node.foreign ? 'op' : node.c ? data.lanes[node.c - 1] : '?';
+    var g = el('g', {'class': 'dir-node', 'data-node': node.name}, dg);
+    el('text', {x: 4, y: y + 11, 'class': 'dir-node-label'}, g).textContent =
+        node.name + ' ' + owner;
+    var bar = el('rect', {x: left + from * step, y: y + 2, width: Math.max(1, to - from) * step,
+                          height: trackH - 4, 'class': 'dir-bar'}, g);
+    el('title', {}, bar).textContent = node.path + ' (' + owner + '), created zxid ' +
+        node.created_zxid + (node.deleted_zxid ? ', deleted zxid ' + node.deleted_zxid + ' by ' +
+        node.deleted_by : ', live at the end');
+    // Its owner's state while this is the node it queues or holds with.
+    if (!node.c) return;
+    var start = -1, prev = '';
+    for (var r = from; r <= to; ++r) {
+      var row = data.rows[r];
+      var state = r < to && row && row.d[node.c - 1][0] === node.name ?
+          data.states[row.lanes[node.c - 1]] : '';
+      if (state === 'idle' || state === 'gone') state = '';
+      if (state === prev) continue;
+      if (prev !== '') {
+        el('rect', {x: left + start * step, y: y + 2, width: (r - start) * step,
+                    height: trackH - 4, 'class': 'seg ' + prev}, g);
+      }
+      start = r;
+      prev = state;
+    }
+  });
+  // A watch armed: an arrow from the watcher's node to the node it watches.
+  data.lanes.forEach(function (name, i) {
+    var prev = '';
+    data.rows.forEach(function (row, r) {
+      var d = row.d[i], watch = d[1];
+      if (watch === prev) return;
+      prev = watch;
+      if (!watch) return;
+      var from = trackOf(d[0], r), to = trackOf(watch.split(',')[0].replace('?', ''), r);
+      if (from < 0 || to < 0 || from === to) return;
+      var x = left + r * step + step / 2;
+      var a = el('line', {x1: x, y1: dirTop + from * trackH + trackH / 2, x2: x,
+                          y2: dirTop + to * trackH + trackH / 2, 'class': 'watch-arrow',
+                          'marker-end': 'url(#arrow)'}, dg);
+      el('title', {}, a).textContent = row.t + ' ' + name + ' (' + d[0] + ') watches ' + watch;
+    });
+  });
   // The violation: one marker over every row that proves it.
   var proof = [];
   data.rows.forEach(function (row, r) { if (row.v) proof.push(r); });
@@ -495,7 +882,7 @@ constexpr const char* kScript = R"JS(
     var rows = proof.length ? proof : [n - 1];
     rows.forEach(function (r) {
       el('rect', {x: left + r * step, y: top - 4, width: step,
-                  height: data.lanes.length * laneH + 6}, mg);
+                  height: height - top}, mg);
     });
     el('title', {}, mg).textContent = data.verdict;
   }
@@ -503,7 +890,7 @@ constexpr const char* kScript = R"JS(
   // The same rows as a table.
   var table = document.getElementById('rows');
   var head = table.insertRow();
-  ['row', 'time', 'client', 'event'].concat(data.lanes).forEach(function (h) {
+  ['row', 'time', 'client', 'event'].concat(data.lanes, ['lock directory']).forEach(function (h) {
     var th = document.createElement('th'); th.textContent = h; head.appendChild(th);
   });
   data.rows.forEach(function (row) {
@@ -514,9 +901,13 @@ constexpr const char* kScript = R"JS(
     [row.id, row.t, row.c ? data.lanes[row.c - 1] : 'world', row.label].forEach(function (v) {
       tr.insertCell().textContent = v;
     });
-    row.lanes.forEach(function (s) {
-      var td = tr.insertCell(); td.className = 'state'; td.textContent = data.states[s];
+    row.lanes.forEach(function (s, i) {
+      var td = tr.insertCell(); td.className = 'state';
+      var d = row.d[i], state = data.states[s];
+      td.textContent = state + (state === 'idle' || state === 'gone' || !d[0] ? '' : ' ' + d[0]) +
+                       (d[2] > 1 ? ' x' + d[2] : '') + (d[1] ? ' w' + d[1] : '');
     });
+    var dir = tr.insertCell(); dir.className = 'directory'; dir.textContent = row.dir || '';
   });
   document.body.setAttribute('data-rendered', 'ok');
 })();
@@ -537,7 +928,10 @@ std::string render_html(const Timeline& tl) {
       "<span><i class=\"holding\"></i>holding</span>"
       "<span><i class=\"expired-belief\"></i>believes it holds, session expired on the "
       "server</span><span>&#9650; fault / expiry</span><span style=\"color:#d40028\">&#9646; "
-      "violation</span></div>\n";
+      "violation</span><span>lane labels: the client's node, xN re-entrant depth, wNN the node "
+      "it watches</span><span>lock directory: a bar per node from its create to its delete, "
+      "coloured while its owner queues or holds with it; <b style=\"color:#2a7\">&#8595;</b> a "
+      "watch from the watcher's node to the watched one</span></div>\n";
   out += "<div id=\"lanes-box\"></div>\n<table id=\"rows\"></table>\n";
   out +=
       "<noscript>This page draws its lanes with JavaScript; the rows are in the JSON "
