@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <unordered_set>
 #include <utility>
 
 #include "explore/probe.h"
@@ -220,7 +221,7 @@ const char* to_string(Reduction r) {
   switch (r) {
     case Reduction::kNone: return "none";
     case Reduction::kSleepSets: return "sleep sets";
-    case Reduction::kStateHash: return "state-hash (recipe-level, UNSOUND: may hide schedules)";
+    case Reduction::kStateHash: return "state-hash (UNSOUND: may hide schedules)";
   }
   return "?";
 }
@@ -265,6 +266,8 @@ class Exhaustive {
 
   SearchResult run() {
     out_.strategy = "exhaustive";
+    out_.new_states_per_level.assign(o_.preemption_bound + 1, 0);
+    out_.new_final_states_per_level.assign(o_.preemption_bound + 1, 0);
     levels_[0].push_back({});
     bool cut = false;
     for (uint32_t level = 0; level <= o_.preemption_bound; ++level) {
@@ -292,7 +295,22 @@ class Exhaustive {
     out_.complete = complete;
     out_.probe_states = branched_.size();
     out_.distinct_states = out_.final_states.size();
+    out_.states_visited = states_.size();
     return std::move(out_);
+  }
+
+  // Counts the states the run met after its schedule's last pick (the earlier ones are its
+  // parent's). Every state is remembered up to kMaxTrackedStates; past that, new ones are no
+  // longer told apart and the count is a lower bound.
+  void count_states(const Schedule& schedule, const ScheduleStrategy& s, uint32_t level) {
+    const std::vector<ChoicePoint>& points = s.points();
+    for (size_t i = schedule.empty() ? 0 : schedule.back().index + 1; i < points.size(); ++i) {
+      if (states_.size() >= kMaxTrackedStates) {
+        out_.states_capped = out_.states_capped || states_.count(points[i].state) == 0;
+        continue;
+      }
+      if (states_.insert(points[i].state).second) ++out_.new_states_per_level[level];
+    }
   }
 
   // Runs one schedule and queues its children. True when the search stops here.
@@ -309,9 +327,9 @@ class Exhaustive {
     }
     ScheduleStrategy strategy(q.schedule);
     if (sleep_sets_) strategy.set_sleep(sleep, o_.all_dependent);
-    const RunReport r =
-        program_.run(strategy, o_.reduction == Reduction::kStateHash ? &strategy : nullptr);
+    const RunReport r = program_.run(strategy, &strategy);
     ++out_.schedules;
+    count_states(q.schedule, strategy, level);
     if (strategy.stopped()) {
       // Blocked: everything after the stop is covered by runs explored elsewhere, and what the
       // truncated run produced is not a run's outcome.
@@ -319,7 +337,9 @@ class Exhaustive {
     } else {
       logs_.insert(r.log_hash);
       out_.distinct_runs = logs_.size();
-      out_.final_states.insert(r.final_state);
+      if (out_.final_states.insert(r.final_state).second) {
+        ++out_.new_final_states_per_level[level];
+      }
       out_.coverage.add(r.marks);
       const bool counted = note_violation(&out_, q.schedule, r, o_.target);
       if (counted && o_.stop_at_first) {
@@ -478,6 +498,8 @@ class Exhaustive {
   // (choice index, state) -> the largest remaining budget it was branched from with.
   std::map<std::pair<uint32_t, uint64_t>, uint32_t> branched_;
   std::set<uint64_t> logs_;
+  // Every state met at a choice point; only its size and membership are read, never its order.
+  std::unordered_set<uint64_t> states_;
 };
 
 }  // namespace
@@ -501,6 +523,8 @@ SearchResult sample(Program& program, const SampleOptions& o, std::string name,
     ++out.schedules;
     logs.insert(r.log_hash);
     out.distinct_runs = logs.size();
+    out.final_states.insert(r.final_state);
+    out.distinct_states = out.final_states.size();
     out.coverage.add(r.marks);
     const bool counted = note_violation(&out, schedule_of(r.decisions), r, o.target);
     if (counted && o.stop_at_first) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "sim/digest.h"
 #include "zk/random.h"
 
 namespace lockstep::explore {
@@ -76,7 +77,13 @@ uint32_t ScheduleStrategy::choose(sim::ChoiceKind kind, uint32_t n) {
       chosen = 0;
     }
   }
-  points_.push_back(ChoicePoint{kind, n, chosen, probe_ ? probe_() : 0, 0});
+  uint64_t state = 0;
+  if (probe_ && after_last_pick(index)) {
+    sim::Digest d;
+    d.word(world_ != nullptr ? world_->state_digest() : 0).word(probe_());
+    state = d.value();
+  }
+  points_.push_back(ChoicePoint{kind, n, chosen, state, 0});
   return chosen;
 }
 

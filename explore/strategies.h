@@ -48,7 +48,10 @@ struct ChoicePoint {
   sim::ChoiceKind kind = sim::ChoiceKind::kNextEvent;
   uint32_t n = 0;
   uint32_t chosen = 0;
-  uint64_t state = 0;            // the probe's state hash before answering (0 without a probe)
+  // The state before answering (0 without a probe, and at or before the schedule's last pick,
+  // whose states the run that spawned this schedule already met): the world's digest
+  // (sim::World::state_digest) mixed with the probe's recipe-level hash.
+  uint64_t state = 0;
   uint32_t first_candidate = 0;  // kNextEvent: its n candidates start here in candidates()
 };
 
@@ -73,8 +76,10 @@ bool asleep(const std::vector<sim::EventInfo>& sleep, uint64_t seq);
 class ScheduleStrategy final : public sim::Strategy {
  public:
   explicit ScheduleStrategy(Schedule schedule, std::string name = "exhaustive");
-  // Hashes the state at each later choice point with `probe` (empty: no hashes, state 0).
+  // Hashes the state at each choice point after the schedule's last pick: the attached world's
+  // digest mixed with `probe` (empty: no hashes, state 0).
   void set_probe(StateProbe probe) { probe_ = std::move(probe); }
+  void attach(const sim::World* world) override { world_ = world; }
   uint32_t choose(sim::ChoiceKind kind, uint32_t n) override;
   std::string name() const override { return name_; }
   // True when a pick named an answer >= n at its index (the run was not the one the schedule
@@ -109,6 +114,7 @@ class ScheduleStrategy final : public sim::Strategy {
   std::vector<RanEvent> ran_;
   size_t next_pick_ = 0;
   StateProbe probe_;
+  const sim::World* world_ = nullptr;
   std::string name_;
   std::vector<ChoicePoint> points_;
   std::string divergence_;
@@ -136,6 +142,7 @@ class Borrowed final : public sim::Strategy {
   }
   void executed(const sim::EventInfo& event) override { inner_->executed(event); }
   bool stopped() const override { return inner_->stopped(); }
+  void attach(const sim::World* world) override { inner_->attach(world); }
 
  private:
   sim::Strategy* inner_;
