@@ -70,4 +70,7 @@ std::string render_text(const Timeline& timeline, const TextOptions& options = {
 // that prove the violation; below it the same rows as a table.
 std::string render_html(const Timeline& timeline);
 
+// `s` with <, >, & and " escaped, for HTML text and attribute values (every page traces/ renders).
+std::string html_escape(const std::string& s);
+
 }  // namespace lockstep::traces
