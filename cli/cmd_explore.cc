@@ -190,6 +190,8 @@ std::string states_by_level(const SearchResult& res) {
            std::to_string(res.new_states_per_level[k]) +
            (k == res.levels_done ? " (level unfinished)" : "");
   }
+  out += "; the last " + std::to_string(std::min(res.schedules, SearchResult::kRecentRuns)) +
+         " schedules found " + std::to_string(res.new_states_recent);
   if (res.levels_done < 2) return out;  // one level says nothing about saturation
   const uint64_t last = res.new_states_per_level[res.levels_done - 1];
   out += last == 0 ? "; saturated: the last finished level found no new state"

@@ -506,6 +506,23 @@ TEST(DistinctStates, RealDifferencesCountMoreThanOne) {
   // Level 0 is the one default run: each of its choice points is a state of its own (time moves
   // or something changes between two choices).
   EXPECT_EQ(r.new_states_per_level[0], one.points().size());
+  // Fewer than 1,000 runs: the recent window is the whole search.
+  ASSERT_LT(r.schedules, SearchResult::kRecentRuns);
+  EXPECT_EQ(r.new_states_recent, r.states_visited);
+}
+
+// The states the last 1,000 runs found are counted apart: in a search whose last level ran more
+// than 1,000 schedules they are some of that level's new states, not all of them.
+TEST(DistinctStates, CountsWhatTheLastThousandRunsFound) {
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 1, {});
+  ScopeProgram program(scope);
+  ExhaustiveOptions o;
+  o.preemption_bound = 2;
+  const SearchResult r = explore_exhaustive(program, o);
+  ASSERT_TRUE(r.complete);
+  ASSERT_GT(r.schedules, 2 * SearchResult::kRecentRuns);
+  EXPECT_GT(r.new_states_recent, 0u);
+  EXPECT_LT(r.new_states_recent, r.new_states_per_level[2]);
 }
 
 // Hashing the state at every choice point only reads the world: the run logs the same events.

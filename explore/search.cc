@@ -296,6 +296,9 @@ class Exhaustive {
     out_.probe_states = branched_.size();
     out_.distinct_states = out_.final_states.size();
     out_.states_visited = states_.size();
+    const uint64_t window = std::min(out_.schedules, SearchResult::kRecentRuns);
+    out_.new_states_recent =
+        states_.size() - (window == out_.schedules ? 0 : seen_before_[out_.schedules % window]);
     return std::move(out_);
   }
 
@@ -329,6 +332,7 @@ class Exhaustive {
     if (sleep_sets_) strategy.set_sleep(sleep, o_.all_dependent);
     const RunReport r = program_.run(strategy, &strategy);
     ++out_.schedules;
+    seen_before_[(out_.schedules - 1) % SearchResult::kRecentRuns] = states_.size();
     count_states(q.schedule, strategy, level);
     if (strategy.stopped()) {
       // Blocked: everything after the stop is covered by runs explored elsewhere, and what the
@@ -500,6 +504,8 @@ class Exhaustive {
   std::set<uint64_t> logs_;
   // Every state met at a choice point; only its size and membership are read, never its order.
   std::unordered_set<uint64_t> states_;
+  // seen_before_[r % kRecentRuns]: how many states were known before run r (0-based) started.
+  std::vector<uint64_t> seen_before_ = std::vector<uint64_t>(SearchResult::kRecentRuns, 0);
 };
 
 }  // namespace

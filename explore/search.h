@@ -91,8 +91,8 @@ Scope make_scope(const recipes::RecipeInfo& recipe, uint32_t clients, uint32_t r
 // properties::fault_name ("lost-reply", "connection-loss", ...), MS the milliseconds after the
 // workload's start (default 0: the first request), N the client (default 1), TASK the task a
 // stall holds or a cancel hits ("lock-monitor", "client@POINT"). Durations, servers
-// and names are otherwise one typical instance of the kind (properties::fault_parameters with nothing
-// drawn: the generator's one place for them). False (and *error) on a bad spec.
+// and names are otherwise one typical instance of the kind (properties::fault_parameters with
+// nothing drawn: the generator's one place for them). False (and *error) on a bad spec.
 bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim::Fault* out,
                       std::string* error);
 
@@ -172,9 +172,9 @@ struct Counterexample {
 };
 
 struct SearchResult {
-  std::string strategy;             // "exhaustive", "random", "pct-d3"
-  uint64_t schedules = 0;           // runs made
-  uint64_t distinct_states = 0;     // distinct final states (RunReport::final_state)
+  std::string strategy;          // "exhaustive", "random", "pct-d3"
+  uint64_t schedules = 0;        // runs made
+  uint64_t distinct_states = 0;  // distinct final states (RunReport::final_state)
   // Exhaustive: distinct states met at choice points (ChoicePoint::state: the world's digest and
   // the clients' recipe states), over every run; a lower bound once `states_capped`.
   uint64_t states_visited = 0;
@@ -183,6 +183,10 @@ struct SearchResult {
   // A finished level that met none is saturation: more of the same bound found nothing new.
   std::vector<uint64_t> new_states_per_level;
   std::vector<uint64_t> new_final_states_per_level;
+  // Exhaustive: the states first met by the last kRecentRuns runs (all runs when fewer): a search
+  // cut in the middle of a level that still finds states at this rate is far from saturated.
+  static constexpr uint64_t kRecentRuns = 1000;
+  uint64_t new_states_recent = 0;
   uint64_t distinct_runs = 0;       // distinct event-log hashes among the runs
   uint64_t probe_states = 0;        // exhaustive: distinct (choice index, probe state) pairs
   uint64_t pruned = 0;              // state-hash: branch points skipped; sleep sets: sleeping
@@ -197,8 +201,8 @@ struct SearchResult {
   bool complete = false;                    // exhaustive: not cut by max_schedules
   bool run_limit_reached = false;           // exhaustive: stopped after max_schedules runs
   bool queue_full = false;  // exhaustive: children were dropped (the queue held 4x max_schedules)
-  bool stopped_at_first = false;            // stop_at_first ended the search at a violation
-  uint64_t first_violation_at = 0;          // 1-based run number of the first violation, 0 = none
+  bool stopped_at_first = false;    // stop_at_first ended the search at a violation
+  uint64_t first_violation_at = 0;  // 1-based run number of the first violation, 0 = none
   std::optional<Counterexample> shortest;
   Coverage coverage;
 };
