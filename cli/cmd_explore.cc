@@ -240,15 +240,15 @@ void print_result(const Scope& scope, const Request& r, const SearchResult& res,
   }
   out << "\n";
   out << "distinct runs: " << res.distinct_runs << " (different event logs)\n";
+  out << "distinct states: " << (res.states_capped ? "at least " : "") << res.states_visited
+      << " at choice points (server trees, sessions, connections and messages in flight, "
+         "pending timers, clients' recipe states); "
+      << res.distinct_states << " final states\n";
   if (r.strategy != "exhaustive") {
-    out << "distinct states: " << res.distinct_states
-        << " final states (states at choice points are counted by the exhaustive search)\n";
+    out << "new states: the last " << std::min(res.schedules, SearchResult::kRecentRuns)
+        << " runs found " << res.new_states_recent << "\n";
   }
   if (r.strategy == "exhaustive") {
-    out << "distinct states: " << (res.states_capped ? "at least " : "") << res.states_visited
-        << " at choice points (server trees, sessions, connections and messages in flight, "
-           "pending timers, clients' recipe states); "
-        << res.distinct_states << " final states\n";
     out << "new states by bound level: " << states_by_level(res) << "\n";
     if (r.exhaustive.reduction == Reduction::kSleepSets) {
       out << "sleep sets: " << res.pruned << " sleeping alternatives not branched to, "

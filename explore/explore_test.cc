@@ -27,7 +27,7 @@ using sim::ChoiceKind;
 // path (1, 1, 1) and records every leaf it reached.
 class TreeProgram final : public Program {
  public:
-  RunReport run(sim::Strategy& s, ScheduleStrategy* /*probe*/) override {
+  RunReport run(sim::Strategy& s, StateHashing* /*probe*/) override {
     RunReport r;
     std::vector<uint32_t> path;
     const uint32_t a = s.choose(ChoiceKind::kNextEvent, 3);
@@ -536,6 +536,27 @@ TEST(DistinctStates, HashingDoesNotChangeTheRun) {
   EXPECT_EQ(a.log_hash, b.log_hash);
   EXPECT_NE(hashed.points().back().state, 0u);
   EXPECT_EQ(plain.points().back().state, 0u);
+}
+
+// Sampling counts states too: a random run recorded through StateRecorder makes the same run as
+// without it, and the same sample twice gives the same counts, many states beyond one run's.
+TEST(DistinctStates, SamplingCountsStatesWithoutChangingRuns) {
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 1, {});
+  ScopeProgram program(scope);
+  auto plain = sim::make_random_strategy(5);
+  auto inner = sim::make_random_strategy(5);
+  StateRecorder recorded(inner.get());
+  const RunReport a = program.run(*plain, nullptr);
+  const RunReport b = program.run(recorded, &recorded);
+  EXPECT_EQ(a.log_hash, b.log_hash);
+  EXPECT_EQ(recorded.states().size(), b.decisions.size());
+  SampleOptions o;
+  o.runs = 50;
+  const SearchResult x = explore_random(program, o);
+  const SearchResult y = explore_random(program, o);
+  EXPECT_EQ(x.states_visited, y.states_visited);
+  EXPECT_EQ(x.new_states_recent, x.states_visited);  // 50 runs: all recent
+  EXPECT_GT(x.states_visited, recorded.states().size());
 }
 
 // PCT finds broken/sort-by-name's violation (which needs c2's create to reach the server first)

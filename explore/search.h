@@ -46,8 +46,10 @@
 // met by the run that spawned the schedule), the state is hashed: the world's digest
 // (sim::World::state_digest: trees, sessions, connections and messages in flight, client
 // libraries, pending events by their time from now) mixed with the probe's recipe-level hash
-// (explore/probe.h). The search counts the distinct ones over every run (states_visited) and
-// per bound level (new_states_per_level: a finished level that found none is saturation). Apart
+// (explore/probe.h). The search counts the distinct ones over every run (states_visited), per
+// bound level (new_states_per_level: a finished level that found none is saturation) and in the
+// last 1,000 runs (new_states_recent). Random and PCT sampling count them too, through a
+// StateRecorder around each run's strategy (every choice point: a sampled run has no parent). Apart
 // from those, a world-level hash of each run's final state (the lock directory's nodes: path,
 // ephemeral owner and whether its session is alive, czxid; every client's last lock state, held
 // node and recipe counters; whether the workload finished) counts distinct final states.
@@ -117,14 +119,14 @@ class Program {
  public:
   virtual ~Program() = default;
   // Runs once; every choice goes to `strategy`. When `probe` is not null it is given a state
-  // hash function for the duration of the run (ScheduleStrategy::set_probe).
-  virtual RunReport run(sim::Strategy& strategy, ScheduleStrategy* probe) = 0;
+  // hash function for the duration of the run (StateHashing::set_probe).
+  virtual RunReport run(sim::Strategy& strategy, StateHashing* probe) = 0;
 };
 
 class ScopeProgram final : public Program {
  public:
   explicit ScopeProgram(const Scope& scope) : scope_(scope) {}
-  RunReport run(sim::Strategy& strategy, ScheduleStrategy* probe) override;
+  RunReport run(sim::Strategy& strategy, StateHashing* probe) override;
 
  private:
   const Scope& scope_;
@@ -175,16 +177,16 @@ struct SearchResult {
   std::string strategy;          // "exhaustive", "random", "pct-d3"
   uint64_t schedules = 0;        // runs made
   uint64_t distinct_states = 0;  // distinct final states (RunReport::final_state)
-  // Exhaustive: distinct states met at choice points (ChoicePoint::state: the world's digest and
-  // the clients' recipe states), over every run; a lower bound once `states_capped`.
+  // Distinct states met at choice points (ChoicePoint::state: the world's digest and the
+  // clients' recipe states), over every run; a lower bound once `states_capped`.
   uint64_t states_visited = 0;
   bool states_capped = false;
   // Exhaustive, by bound level: the states (and final states) first met by a run of that level.
   // A finished level that met none is saturation: more of the same bound found nothing new.
   std::vector<uint64_t> new_states_per_level;
   std::vector<uint64_t> new_final_states_per_level;
-  // Exhaustive: the states first met by the last kRecentRuns runs (all runs when fewer): a search
-  // cut in the middle of a level that still finds states at this rate is far from saturated.
+  // The states first met by the last kRecentRuns runs (all runs when fewer): a search cut in the
+  // middle of a level, or a sample, that still finds states at this rate is far from saturated.
   static constexpr uint64_t kRecentRuns = 1000;
   uint64_t new_states_recent = 0;
   uint64_t distinct_runs = 0;       // distinct event-log hashes among the runs

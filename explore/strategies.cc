@@ -19,6 +19,12 @@ bool dependent(const sim::EventInfo& a, const sim::EventInfo& b) {
   return a.client == b.client;
 }
 
+uint64_t choice_state(const sim::World* world, const StateProbe& probe) {
+  sim::Digest d;
+  d.word(world != nullptr ? world->state_digest() : 0).word(probe());
+  return d.value();
+}
+
 ScheduleStrategy::ScheduleStrategy(Schedule schedule, std::string name)
     : schedule_(std::move(schedule)), name_(std::move(name)) {}
 
@@ -77,12 +83,7 @@ uint32_t ScheduleStrategy::choose(sim::ChoiceKind kind, uint32_t n) {
       chosen = 0;
     }
   }
-  uint64_t state = 0;
-  if (probe_ && after_last_pick(index)) {
-    sim::Digest d;
-    d.word(world_ != nullptr ? world_->state_digest() : 0).word(probe_());
-    state = d.value();
-  }
+  const uint64_t state = probe_ && after_last_pick(index) ? choice_state(world_, probe_) : 0;
   points_.push_back(ChoicePoint{kind, n, chosen, state, 0});
   return chosen;
 }
