@@ -20,9 +20,9 @@ std::vector<std::string> Args::all(std::string_view name) const {
 
 const std::vector<const Command*>& commands() {
   static const std::vector<const Command*> all = {
-      &kCheckCommand,       &kSelfCheckCommand, &kListCommand, &kExploreCommand,
-      &kReplayCommand,      &kRecheckCommand,   &kShowCommand, &kCorpusCommand,
-      &kConformanceCommand, &kVersionCommand,   &kHelpCommand};
+      &kCheckCommand,  &kSelfCheckCommand,   &kListCommand,    &kExploreCommand,
+      &kHerdCommand,   &kReplayCommand,      &kRecheckCommand, &kShowCommand,
+      &kCorpusCommand, &kConformanceCommand, &kVersionCommand, &kHelpCommand};
   return all;
 }
 
@@ -135,6 +135,21 @@ std::optional<uint64_t> parse_uint_flag(const Command& command, const Args& args
     return std::nullopt;
   }
   return v;
+}
+
+void print_columns(const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    for (size_t c = 0; c + 1 < row.size(); ++c) {
+      out << row[c] << std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    if (!row.empty()) out << row.back();
+    out << "\n";
+  }
 }
 
 std::vector<std::string> split_list(std::string_view text) {

@@ -126,6 +126,10 @@ std::optional<uint64_t> parse_uint_flag(const Command& command, const Args& args
                                         std::string_view name, uint64_t fallback, uint64_t min,
                                         uint64_t max, std::ostream& err);
 
+// Prints `rows` (the first one a header) as columns padded to their widest cell, two spaces
+// apart (widths count bytes: a cell with non-ASCII text may look one column short).
+void print_columns(const std::vector<std::vector<std::string>>& rows, std::ostream& out);
+
 // Splits "a,b,c" on commas; empty items are dropped.
 std::vector<std::string> split_list(std::string_view text);
 
@@ -140,6 +144,7 @@ extern const Command kCheckCommand;
 extern const Command kSelfCheckCommand;
 extern const Command kListCommand;
 extern const Command kExploreCommand;
+extern const Command kHerdCommand;
 extern const Command kReplayCommand;
 extern const Command kRecheckCommand;
 extern const Command kShowCommand;

@@ -12,6 +12,7 @@
 // random, or the unsound --prune-states).
 //
 // The wall clock is read here, for the report only; the search itself is deterministic.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <ostream>
@@ -179,6 +180,25 @@ bool parse_request(const Command& self, const Args& args, Request* r, std::ostre
   if (r->save_dir.empty()) return fail("--save-dir needs a directory");
   return true;
 }
+// "0: 812, 1: 2,301 new, 2: 0 (saturated: the last finished level found no new state)": the states
+// first met in each bound level that ran, and what the last finished one says.
+std::string states_by_level(const SearchResult& res) {
+  std::string out;
+  const size_t ran = std::min<size_t>(res.new_states_per_level.size(), res.levels_done + 1);
+  for (size_t k = 0; k < ran; ++k) {
+    out += (k == 0 ? "" : ", ") + std::to_string(k) + ": " +
+           std::to_string(res.new_states_per_level[k]) +
+           (k == res.levels_done ? " (level unfinished)" : "");
+  }
+  out += "; the last " + std::to_string(std::min(res.schedules, SearchResult::kRecentRuns)) +
+         " schedules found " + std::to_string(res.new_states_recent);
+  if (res.levels_done < 2) return out;  // one level says nothing about saturation
+  const uint64_t last = res.new_states_per_level[res.levels_done - 1];
+  out += last == 0 ? "; saturated: the last finished level found no new state"
+                   : "; not saturated: the last finished level still found new states";
+  return out;
+}
+
 // "" when a clean search covered the whole scope; otherwise why it did not, and what to do.
 std::string why_incomplete(const Request& r, const SearchResult& res) {
   const std::string runs = std::to_string(r.exhaustive.max_schedules);
@@ -220,9 +240,16 @@ void print_result(const Scope& scope, const Request& r, const SearchResult& res,
   }
   out << "\n";
   out << "distinct runs: " << res.distinct_runs << " (different event logs)\n";
+  out << "distinct states: " << (res.states_capped ? "at least " : "") << res.states_visited
+      << " at choice points (server trees, sessions, connections and messages in flight, "
+         "pending timers, clients' recipe states); "
+      << res.distinct_states << " final states\n";
+  if (r.strategy != "exhaustive") {
+    out << "new states: the last " << std::min(res.schedules, SearchResult::kRecentRuns)
+        << " runs found " << res.new_states_recent << "\n";
+  }
   if (r.strategy == "exhaustive") {
-    out << "distinct states: " << res.distinct_states
-        << " (final server tree, sessions and clients' recipe states)\n";
+    out << "new states by bound level: " << states_by_level(res) << "\n";
     if (r.exhaustive.reduction == Reduction::kSleepSets) {
       out << "sleep sets: " << res.pruned << " sleeping alternatives not branched to, "
           << res.blocked << " runs blocked (" << res.stopped_early << " stopped there"
@@ -236,7 +263,8 @@ void print_result(const Scope& scope, const Request& r, const SearchResult& res,
           << "\n";
     } else if (r.exhaustive.reduction == Reduction::kStateHash) {
       out << "pruned branch points: " << res.pruned << " (" << res.probe_states
-          << " recipe-level states; UNSOUND: schedules may have been hidden)\n";
+          << " (choice index, state) pairs branched from; UNSOUND: schedules may have been "
+             "hidden)\n";
     }
   }
   std::snprintf(line, sizeof line, "elapsed: %.3f s (%.0f schedules/s)\n", elapsed_s,
@@ -302,7 +330,9 @@ int run_explore(const Command& self, const Args& args, const Io& io) {
         << "covered: " << res.schedules << " schedules";
     if (r.strategy == "exhaustive") {
       out << ", " << res.levels_done << " of " << r.exhaustive.preemption_bound + 1
-          << " bound levels (0.." << r.exhaustive.preemption_bound << ") finished";
+          << " bound levels (0.." << r.exhaustive.preemption_bound << ") finished, "
+          << (res.states_capped ? "at least " : "") << res.states_visited
+          << " distinct states (new by level: " << states_by_level(res) << ")";
     }
     out << "\nstopped: " << incomplete << "\n";
     return kExitIncomplete;
@@ -358,8 +388,9 @@ const Command kExploreCommand = {
             {"order-free", "",
              "exhaustive without sleep sets: event order does not count toward --bound"},
             {"prune-states", "",
-             "exhaustive: UNSOUND pruning by a recipe-level state hash (it does not see "
-             "messages in flight, timers or the tree): may hide bugs"},
+             "exhaustive: UNSOUND pruning of choice points whose state (server, network, "
+             "recipe states; not coroutine frames nor the workload's history) was already "
+             "branched from: may hide bugs"},
             {"depth-bound", "N",
              "exhaustive, --reduction none: only the first N choice points branch"},
             {"kinds", "LIST",
@@ -373,8 +404,10 @@ const Command kExploreCommand = {
         },
     .run = run_explore,
     .details =
-        "Reports schedules explored, distinct states, elapsed time, the coverage marks hit, and\n"
-        "either \"no violation in this scope\" or the shortest counterexample.\n"
+        "Reports schedules explored, distinct states (met at choice points, new ones per bound\n"
+        "level and whether the last level found any; and distinct final states), elapsed time,\n"
+        "the coverage marks hit, and either \"no violation in this scope\" or the shortest\n"
+        "counterexample.\n"
         "exit: 0 the scope was exhausted with no violation, 1 violation found, 2 usage error,\n"
         "      4 incomplete: no violation in what was run, but the search stopped before the\n"
         "        scope was exhausted (the --runs limit or the schedule queue was reached; pct and\n"

@@ -10,8 +10,7 @@
 namespace lockstep::cli {
 namespace {
 
-// One row per recipe, columns padded to their widest cell (widths count bytes, so a cell with
-// non-ASCII text may look one column short; it never breaks the row).
+// One row per recipe, columns padded to their widest cell.
 void print_table(const std::vector<recipes::RecipeInfo>& all, std::ostream& out) {
   std::vector<std::vector<std::string>> rows = {
       {"NAME", "KIND", "EXPECTED", "SEED", "DESCRIPTION"}};
@@ -19,16 +18,7 @@ void print_table(const std::vector<recipes::RecipeInfo>& all, std::ostream& out)
     rows.push_back({r.name, recipes::to_string(r.kind), recipes::to_string(r.expected), r.seed,
                     r.description});
   }
-  std::vector<size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  for (const auto& row : rows) {
-    for (size_t c = 0; c + 1 < row.size(); ++c) {
-      out << row[c] << std::string(width[c] - row[c].size() + 2, ' ');
-    }
-    out << row.back() << "\n";
-  }
+  print_columns(rows, out);
 }
 
 int run_list(const Command&, const Args& args, const Io& io) {

@@ -60,7 +60,14 @@ TEST(ExploreCommand, ReportsNoViolation) {
             0)
       << err;
   EXPECT_NE(out.find(" (bound levels 0..1 done of bound 1)"), std::string::npos) << out;
-  EXPECT_NE(out.find("distinct states: "), std::string::npos) << out;
+  // States met at choice points: many (the default run alone has dozens), several final ones
+  // (preemptions change the recipes' counters), one count per bound level.
+  const std::string key = "distinct states: ";
+  ASSERT_NE(out.find(key), std::string::npos) << out;
+  EXPECT_GT(std::stoull(out.substr(out.find(key) + key.size())), 50u) << out;
+  EXPECT_NE(out.find(" at choice points ("), std::string::npos) << out;
+  EXPECT_NE(out.find("new states by bound level: 0: "), std::string::npos) << out;
+  EXPECT_NE(out.find(", 1: "), std::string::npos) << out;
   EXPECT_NE(out.find("elapsed: "), std::string::npos) << out;
   EXPECT_NE(out.find("result: no violation in this scope"), std::string::npos) << out;
   EXPECT_EQ(out.find("INCOMPLETE"), std::string::npos) << out;
@@ -87,7 +94,12 @@ TEST(ExploreCommand, ARunLimitThatCutsTheScopeIsIncomplete) {
       << out << err;
   EXPECT_NE(out.find(key + runs + " "), std::string::npos) << out;
   EXPECT_NE(out.find("result: INCOMPLETE"), std::string::npos) << out;
-  EXPECT_NE(out.find("covered: " + runs + " schedules, 1 of 2 bound levels (0..1) finished"),
+  EXPECT_NE(out.find("covered: " + runs + " schedules, 1 of 2 bound levels (0..1) finished, "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(" distinct states (new by level: 0: "), std::string::npos) << out;
+  EXPECT_NE(out.find("1: "), std::string::npos) << out;
+  EXPECT_NE(out.find(" (level unfinished); the last " + runs + " schedules found "),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("stopped: the run limit was reached (--runs " + runs + ")"),

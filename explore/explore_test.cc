@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -26,7 +27,7 @@ using sim::ChoiceKind;
 // path (1, 1, 1) and records every leaf it reached.
 class TreeProgram final : public Program {
  public:
-  RunReport run(sim::Strategy& s, ScheduleStrategy* /*probe*/) override {
+  RunReport run(sim::Strategy& s, StateHashing* /*probe*/) override {
     RunReport r;
     std::vector<uint32_t> path;
     const uint32_t a = s.choose(ChoiceKind::kNextEvent, 3);
@@ -252,6 +253,9 @@ TEST(Exhaustive, IsDeterministic) {
   const SearchResult b = explore_exhaustive(program, o);
   EXPECT_EQ(a.schedules, b.schedules);
   EXPECT_EQ(a.distinct_states, b.distinct_states);
+  EXPECT_EQ(a.states_visited, b.states_visited);
+  EXPECT_GT(a.states_visited, 0u);
+  EXPECT_EQ(a.new_states_per_level, b.new_states_per_level);
   ASSERT_TRUE(a.shortest && b.shortest);
   EXPECT_EQ(a.shortest->decisions, b.shortest->decisions);
 }
@@ -428,6 +432,131 @@ TEST(SleepSets, StillFindReaderIgnoresWriters) {
   const RunReport again = program.run(*replay, nullptr);
   EXPECT_FALSE(replay->diverged()) << replay->divergence();
   EXPECT_FALSE(again.violations.empty());
+}
+
+// The first choice point of `s`'s run after the events `a` and `b` (insertion numbers) ran one
+// right after the other, in either order; -1 when they did not.
+int64_t point_after_pair(const ScheduleStrategy& s, uint64_t a, uint64_t b) {
+  const std::vector<RanEvent>& ran = s.ran();
+  for (size_t k = 0; k + 1 < ran.size(); ++k) {
+    const uint64_t x = ran[k].info.seq;
+    const uint64_t y = ran[k + 1].info.seq;
+    if ((x == a && y == b) || (x == b && y == a)) return ran[k + 1].points_before;
+  }
+  return -1;
+}
+
+// Two independent events of different clients (dependent() false, neither touching the
+// ensemble) commute: running them in
+// either order reaches one state (the world's digest and the recipes' states), so the pair counts
+// once. Provoked at every such two-way choice of a fair-mutex run; it fails when the state hashes
+// anything that differs between the orders (insertion numbers, coroutine addresses, the order of
+// the events due) or misses the run's real state (then every state would be equal: checked below).
+TEST(DistinctStates, CommutingEventsReachTheSameState) {
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 1, {});
+  ScopeProgram program(scope);
+  ScheduleStrategy a({});
+  const RunReport report = program.run(a, &a);
+  std::map<uint64_t, sim::EventInfo> ran;  // as sleep sets see them after the run
+  for (const RanEvent& e : a.ran()) ran[e.info.seq] = user_code_wrote(e.info, report);
+  uint32_t pairs = 0;
+  for (uint32_t i = 0; i < a.points().size() && pairs < 5; ++i) {
+    const ChoicePoint& p = a.points()[i];
+    if (p.kind != sim::ChoiceKind::kNextEvent || p.n != 2) continue;
+    const sim::EventInfo& c0 = ran[a.candidates()[p.first_candidate].seq];
+    const sim::EventInfo& c1 = ran[a.candidates()[p.first_candidate + 1].seq];
+    if (dependent(c0, c1) || ((c0.footprint | c1.footprint) & sim::kTouchesServer) != 0) continue;
+    ScheduleStrategy b({{i, 1}});
+    program.run(b, &b);
+    const int64_t ja = point_after_pair(a, c0.seq, c1.seq);
+    const int64_t jb = point_after_pair(b, c0.seq, c1.seq);
+    // Only pairs that ran back to back in both orders, with a choice point after them.
+    if (ja < 0 || jb < 0 || static_cast<size_t>(ja) >= a.points().size() ||
+        static_cast<size_t>(jb) >= b.points().size()) {
+      continue;
+    }
+    EXPECT_EQ(a.points()[ja].state, b.points()[jb].state) << "choice " << i;
+    EXPECT_NE(a.points()[i].state, a.points()[ja].state) << "the pair changed nothing";
+    ++pairs;
+  }
+  EXPECT_GE(pairs, 1u);
+}
+
+// Events that do not commute (two clients' creates reaching the server in either order: the
+// sequence numbers and zxids swap) reach two states; a scope with faults and preemptions meets
+// many more states than one run has choice points, and several final states.
+TEST(DistinctStates, RealDifferencesCountMoreThanOne) {
+  const Scope probe = make_scope(recipe("fair-mutex"), 2, 2, {});
+  sim::Fault f;
+  std::string error;
+  ASSERT_TRUE(parse_fault_spec("connection-loss@1:c1", probe.scenario, &f, &error)) << error;
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 2, {f});
+  ScopeProgram program(scope);
+  ScheduleStrategy one({});
+  program.run(one, &one);
+  ExhaustiveOptions o;
+  o.preemption_bound = 1;
+  const SearchResult r = explore_exhaustive(program, o);
+  ASSERT_TRUE(r.complete);
+  EXPECT_GT(r.states_visited, one.points().size());
+  EXPECT_GE(r.distinct_states, 2u);
+  ASSERT_EQ(r.new_states_per_level.size(), 2u);
+  EXPECT_GT(r.new_states_per_level[1], 0u);
+  EXPECT_EQ(r.new_states_per_level[0] + r.new_states_per_level[1], r.states_visited);
+  // Level 0 is the one default run: each of its choice points is a state of its own (time moves
+  // or something changes between two choices).
+  EXPECT_EQ(r.new_states_per_level[0], one.points().size());
+  // Fewer than 1,000 runs: the recent window is the whole search.
+  ASSERT_LT(r.schedules, SearchResult::kRecentRuns);
+  EXPECT_EQ(r.new_states_recent, r.states_visited);
+}
+
+// The states the last 1,000 runs found are counted apart: in a search whose last level ran more
+// than 1,000 schedules they are some of that level's new states, not all of them.
+TEST(DistinctStates, CountsWhatTheLastThousandRunsFound) {
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 1, {});
+  ScopeProgram program(scope);
+  ExhaustiveOptions o;
+  o.preemption_bound = 2;
+  const SearchResult r = explore_exhaustive(program, o);
+  ASSERT_TRUE(r.complete);
+  ASSERT_GT(r.schedules, 2 * SearchResult::kRecentRuns);
+  EXPECT_GT(r.new_states_recent, 0u);
+  EXPECT_LT(r.new_states_recent, r.new_states_per_level[2]);
+}
+
+// Hashing the state at every choice point only reads the world: the run logs the same events.
+TEST(DistinctStates, HashingDoesNotChangeTheRun) {
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 2, {});
+  ScopeProgram program(scope);
+  ScheduleStrategy hashed({{5, 1}});
+  ScheduleStrategy plain({{5, 1}});
+  const RunReport a = program.run(hashed, &hashed);
+  const RunReport b = program.run(plain, nullptr);
+  EXPECT_EQ(a.log_hash, b.log_hash);
+  EXPECT_NE(hashed.points().back().state, 0u);
+  EXPECT_EQ(plain.points().back().state, 0u);
+}
+
+// Sampling counts states too: a random run recorded through StateRecorder makes the same run as
+// without it, and the same sample twice gives the same counts, many states beyond one run's.
+TEST(DistinctStates, SamplingCountsStatesWithoutChangingRuns) {
+  const Scope scope = make_scope(recipe("fair-mutex"), 2, 1, {});
+  ScopeProgram program(scope);
+  auto plain = sim::make_random_strategy(5);
+  auto inner = sim::make_random_strategy(5);
+  StateRecorder recorded(inner.get());
+  const RunReport a = program.run(*plain, nullptr);
+  const RunReport b = program.run(recorded, &recorded);
+  EXPECT_EQ(a.log_hash, b.log_hash);
+  EXPECT_EQ(recorded.states().size(), b.decisions.size());
+  SampleOptions o;
+  o.runs = 50;
+  const SearchResult x = explore_random(program, o);
+  const SearchResult y = explore_random(program, o);
+  EXPECT_EQ(x.states_visited, y.states_visited);
+  EXPECT_EQ(x.new_states_recent, x.states_visited);  // 50 runs: all recent
+  EXPECT_GT(x.states_visited, recorded.states().size());
 }
 
 // PCT finds broken/sort-by-name's violation (which needs c2's create to reach the server first)

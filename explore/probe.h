@@ -6,9 +6,9 @@
 // the workload destroys it (after the world has stopped), adds the recipe's RecipeStats to the
 // client's totals. state_hash() hashes what the probe can see at the current instant: the
 // virtual time, and per client (in index order) its session's id and state, its lock's state,
-// held node and RecipeStats. It does not see messages in flight or the server's tree, so two
-// prefixes with the same hash may still differ: pruning by it is a heuristic reduction (see
-// explore/search.h), named as such in every report.
+// held node and RecipeStats. It does not see messages in flight or the server's tree: the
+// search mixes it with the world's own digest (sim::World::state_digest, which does) into the
+// state of a choice point (explore/strategies.h ChoicePoint::state).
 //
 // Ownership: the probe must outlive the run (run_in_sim destroys the Locks before it returns).
 // Single-threaded; the hash uses only ordered data, never pointer values.
@@ -25,11 +25,14 @@
 
 namespace lockstep::explore {
 
-// FNV-1a over 64-bit words and strings (state hashes; never over pointer values).
+// FNV-1a-style hashing of 64-bit words and strings (state hashes; never over pointer values).
 class Hasher {
  public:
+  // A whole word at a time (this runs at every choice point of an exhaustive search).
   void word(uint64_t v) {
-    for (int i = 0; i < 8; ++i) byte(static_cast<uint8_t>(v >> (8 * i)));
+    h_ ^= v;
+    h_ *= 1099511628211ull;
+    h_ ^= h_ >> 32;
   }
   void text(std::string_view s) {
     word(s.size());

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <unordered_set>
 #include <utility>
 
 #include "explore/probe.h"
@@ -57,6 +58,35 @@ bool note_violation(SearchResult* out, const Schedule& schedule, const RunReport
 // Memory bound on the states remembered (beyond it, distinct_states is a lower bound and the
 // reduction stops learning new states).
 constexpr size_t kMaxTrackedStates = 4000000;
+
+// The distinct states met at choice points over a search's runs, and how many the last
+// SearchResult::kRecentRuns runs found. Only the set's size and membership are read, never its
+// order.
+class StateCounter {
+ public:
+  // Before run `run` (0-based) adds its states.
+  void start_run(uint64_t run) { seen_before_[run % SearchResult::kRecentRuns] = states_.size(); }
+  // True when `state` was not met before. Past kMaxTrackedStates new states are no longer told
+  // apart (*capped turns true) and the count is a lower bound.
+  bool add(uint64_t state, bool* capped) {
+    if (states_.size() >= kMaxTrackedStates) {
+      *capped = *capped || states_.count(state) == 0;
+      return false;
+    }
+    return states_.insert(state).second;
+  }
+  void finish(SearchResult* out) const {
+    out->states_visited = states_.size();
+    const uint64_t window = std::min(out->schedules, SearchResult::kRecentRuns);
+    out->new_states_recent =
+        states_.size() - (window == out->schedules ? 0 : seen_before_[out->schedules % window]);
+  }
+
+ private:
+  std::unordered_set<uint64_t> states_;
+  // seen_before_[r % kRecentRuns]: how many states were known before run r started.
+  std::vector<uint64_t> seen_before_ = std::vector<uint64_t>(SearchResult::kRecentRuns, 0);
+};
 
 }  // namespace
 
@@ -175,7 +205,7 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
   return true;
 }
 
-RunReport ScopeProgram::run(sim::Strategy& strategy, ScheduleStrategy* probe) {
+RunReport ScopeProgram::run(sim::Strategy& strategy, StateHashing* probe) {
   RunProbe rp;
   if (probe != nullptr) probe->set_probe([&rp] { return rp.state_hash(); });
   properties::RunResult r = properties::run_in_sim(rp.wrap(scope_.recipe->make), scope_.scenario,
@@ -220,7 +250,7 @@ const char* to_string(Reduction r) {
   switch (r) {
     case Reduction::kNone: return "none";
     case Reduction::kSleepSets: return "sleep sets";
-    case Reduction::kStateHash: return "state-hash (recipe-level, UNSOUND: may hide schedules)";
+    case Reduction::kStateHash: return "state-hash (UNSOUND: may hide schedules)";
   }
   return "?";
 }
@@ -265,6 +295,8 @@ class Exhaustive {
 
   SearchResult run() {
     out_.strategy = "exhaustive";
+    out_.new_states_per_level.assign(o_.preemption_bound + 1, 0);
+    out_.new_final_states_per_level.assign(o_.preemption_bound + 1, 0);
     levels_[0].push_back({});
     bool cut = false;
     for (uint32_t level = 0; level <= o_.preemption_bound; ++level) {
@@ -292,7 +324,18 @@ class Exhaustive {
     out_.complete = complete;
     out_.probe_states = branched_.size();
     out_.distinct_states = out_.final_states.size();
+    states_.finish(&out_);
     return std::move(out_);
+  }
+
+  // Counts the states the run met after its schedule's last pick (the earlier ones are its
+  // parent's).
+  void count_states(const Schedule& schedule, const ScheduleStrategy& s, uint32_t level) {
+    const std::vector<ChoicePoint>& points = s.points();
+    states_.start_run(out_.schedules - 1);
+    for (size_t i = schedule.empty() ? 0 : schedule.back().index + 1; i < points.size(); ++i) {
+      if (states_.add(points[i].state, &out_.states_capped)) ++out_.new_states_per_level[level];
+    }
   }
 
   // Runs one schedule and queues its children. True when the search stops here.
@@ -309,9 +352,9 @@ class Exhaustive {
     }
     ScheduleStrategy strategy(q.schedule);
     if (sleep_sets_) strategy.set_sleep(sleep, o_.all_dependent);
-    const RunReport r =
-        program_.run(strategy, o_.reduction == Reduction::kStateHash ? &strategy : nullptr);
+    const RunReport r = program_.run(strategy, &strategy);
     ++out_.schedules;
+    count_states(q.schedule, strategy, level);
     if (strategy.stopped()) {
       // Blocked: everything after the stop is covered by runs explored elsewhere, and what the
       // truncated run produced is not a run's outcome.
@@ -319,7 +362,9 @@ class Exhaustive {
     } else {
       logs_.insert(r.log_hash);
       out_.distinct_runs = logs_.size();
-      out_.final_states.insert(r.final_state);
+      if (out_.final_states.insert(r.final_state).second) {
+        ++out_.new_final_states_per_level[level];
+      }
       out_.coverage.add(r.marks);
       const bool counted = note_violation(&out_, q.schedule, r, o_.target);
       if (counted && o_.stop_at_first) {
@@ -478,6 +523,8 @@ class Exhaustive {
   // (choice index, state) -> the largest remaining budget it was branched from with.
   std::map<std::pair<uint32_t, uint64_t>, uint32_t> branched_;
   std::set<uint64_t> logs_;
+  // Every state met at a choice point; only its size and membership are read, never its order.
+  StateCounter states_;
 };
 
 }  // namespace
@@ -495,12 +542,19 @@ SearchResult sample(Program& program, const SampleOptions& o, std::string name,
   SearchResult out;
   out.strategy = std::move(name);
   std::set<uint64_t> logs;
+  StateCounter states;
   for (uint64_t i = 0; i < o.runs; ++i) {
     std::unique_ptr<sim::Strategy> s = make(o.seed + i);
-    const RunReport r = program.run(*s, nullptr);
+    StateRecorder recorder(s.get());
+    const RunReport r = program.run(recorder, &recorder);
     ++out.schedules;
+    states.start_run(i);
+    for (uint64_t state : recorder.states()) states.add(state, &out.states_capped);
+    states.finish(&out);
     logs.insert(r.log_hash);
     out.distinct_runs = logs.size();
+    out.final_states.insert(r.final_state);
+    out.distinct_states = out.final_states.size();
     out.coverage.add(r.marks);
     const bool counted = note_violation(&out, schedule_of(r.decisions), r, o.target);
     if (counted && o.stop_at_first) {

@@ -36,14 +36,23 @@
 //     equivalent interleavings: it is not used with sleep sets. Scopes with a partition fault are
 //     searched with every pair dependent (a partitioned client can drop a session's watches without
 //     the scheduler seeing it); the reduction then only prunes nothing.
-//   - kStateHash (unsound, opt-in): a choice point whose (index, probe state hash) was already
-//     branched from with at least the same remaining budget is not branched again, nor is
-//     anything after it in that run. The probe (explore/probe.h) sees the recipes' states, not the
-//     network nor the tree, so this pruning can hide schedules.
+//   - kStateHash (unsound, opt-in): a choice point whose (index, state) was already branched
+//     from with at least the same remaining budget is not branched again, nor is anything after
+//     it in that run. The state (ChoicePoint::state) covers the server, the network and what the
+//     recipes show through their Locks, not the coroutines' own frames (a recipe's local
+//     variables) nor the workload's history, so this pruning can still hide schedules.
 //
-// Distinct states: a world-level hash of each run's final state (the lock directory's nodes:
-// path, ephemeral owner and whether its session is alive, czxid; every client's last lock
-// state, held node and recipe counters; whether the workload finished).
+// Distinct states: at every choice point after a schedule's last pick (the states before it were
+// met by the run that spawned the schedule), the state is hashed: the world's digest
+// (sim::World::state_digest: trees, sessions, connections and messages in flight, client
+// libraries, pending events by their time from now) mixed with the probe's recipe-level hash
+// (explore/probe.h). The search counts the distinct ones over every run (states_visited), per
+// bound level (new_states_per_level: a finished level that found none is saturation) and in the
+// last 1,000 runs (new_states_recent). Random and PCT sampling count them too, through a
+// StateRecorder around each run's strategy (every choice point: a sampled run has no parent). Apart
+// from those, a world-level hash of each run's final state (the lock directory's nodes: path,
+// ephemeral owner and whether its session is alive, czxid; every client's last lock state, held
+// node and recipe counters; whether the workload finished) counts distinct final states.
 //
 // No clocks and no threads: the same scope and options give the same result.
 #pragma once
@@ -84,8 +93,8 @@ Scope make_scope(const recipes::RecipeInfo& recipe, uint32_t clients, uint32_t r
 // properties::fault_name ("lost-reply", "connection-loss", ...), MS the milliseconds after the
 // workload's start (default 0: the first request), N the client (default 1), TASK the task a
 // stall holds or a cancel hits ("lock-monitor", "client@POINT"). Durations, servers
-// and names are otherwise one typical instance of the kind (properties::fault_parameters with nothing
-// drawn: the generator's one place for them). False (and *error) on a bad spec.
+// and names are otherwise one typical instance of the kind (properties::fault_parameters with
+// nothing drawn: the generator's one place for them). False (and *error) on a bad spec.
 bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim::Fault* out,
                       std::string* error);
 
@@ -110,14 +119,14 @@ class Program {
  public:
   virtual ~Program() = default;
   // Runs once; every choice goes to `strategy`. When `probe` is not null it is given a state
-  // hash function for the duration of the run (ScheduleStrategy::set_probe).
-  virtual RunReport run(sim::Strategy& strategy, ScheduleStrategy* probe) = 0;
+  // hash function for the duration of the run (StateHashing::set_probe).
+  virtual RunReport run(sim::Strategy& strategy, StateHashing* probe) = 0;
 };
 
 class ScopeProgram final : public Program {
  public:
   explicit ScopeProgram(const Scope& scope) : scope_(scope) {}
-  RunReport run(sim::Strategy& strategy, ScheduleStrategy* probe) override;
+  RunReport run(sim::Strategy& strategy, StateHashing* probe) override;
 
  private:
   const Scope& scope_;
@@ -165,9 +174,21 @@ struct Counterexample {
 };
 
 struct SearchResult {
-  std::string strategy;             // "exhaustive", "random", "pct-d3"
-  uint64_t schedules = 0;           // runs made
-  uint64_t distinct_states = 0;     // distinct final states (RunReport::final_state)
+  std::string strategy;          // "exhaustive", "random", "pct-d3"
+  uint64_t schedules = 0;        // runs made
+  uint64_t distinct_states = 0;  // distinct final states (RunReport::final_state)
+  // Distinct states met at choice points (ChoicePoint::state: the world's digest and the
+  // clients' recipe states), over every run; a lower bound once `states_capped`.
+  uint64_t states_visited = 0;
+  bool states_capped = false;
+  // Exhaustive, by bound level: the states (and final states) first met by a run of that level.
+  // A finished level that met none is saturation: more of the same bound found nothing new.
+  std::vector<uint64_t> new_states_per_level;
+  std::vector<uint64_t> new_final_states_per_level;
+  // The states first met by the last kRecentRuns runs (all runs when fewer): a search cut in the
+  // middle of a level, or a sample, that still finds states at this rate is far from saturated.
+  static constexpr uint64_t kRecentRuns = 1000;
+  uint64_t new_states_recent = 0;
   uint64_t distinct_runs = 0;       // distinct event-log hashes among the runs
   uint64_t probe_states = 0;        // exhaustive: distinct (choice index, probe state) pairs
   uint64_t pruned = 0;              // state-hash: branch points skipped; sleep sets: sleeping
@@ -176,14 +197,14 @@ struct SearchResult {
   uint64_t stopped_early = 0;       // sleep sets: blocked runs stopped as soon as they were
   uint64_t unexplained_stops = 0;   // sleep sets: stopped runs the analysis did not find blocked
                                     // (a bug: must stay 0)
-  std::set<uint64_t> final_states;  // the distinct final states (exhaustive only)
+  std::set<uint64_t> final_states;  // the distinct final states
   std::set<properties::Property> violated;  // every property some run violated
   uint32_t levels_done = 0;                 // exhaustive: preemption levels fully explored
   bool complete = false;                    // exhaustive: not cut by max_schedules
   bool run_limit_reached = false;           // exhaustive: stopped after max_schedules runs
   bool queue_full = false;  // exhaustive: children were dropped (the queue held 4x max_schedules)
-  bool stopped_at_first = false;            // stop_at_first ended the search at a violation
-  uint64_t first_violation_at = 0;          // 1-based run number of the first violation, 0 = none
+  bool stopped_at_first = false;    // stop_at_first ended the search at a violation
+  uint64_t first_violation_at = 0;  // 1-based run number of the first violation, 0 = none
   std::optional<Counterexample> shortest;
   Coverage coverage;
 };

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "sim/digest.h"
 #include "zk/random.h"
 
 namespace lockstep::explore {
@@ -16,6 +17,12 @@ bool dependent(const sim::EventInfo& a, const sim::EventInfo& b) {
   if ((both & sim::kRunsUserCode) != 0) return true;  // the workload's history, the resource
   if (a.client == 0 || b.client == 0) return true;    // an owner the scheduler does not know
   return a.client == b.client;
+}
+
+uint64_t choice_state(const sim::World* world, const StateProbe& probe) {
+  sim::Digest d;
+  d.word(world != nullptr ? world->state_digest() : 0).word(probe());
+  return d.value();
 }
 
 ScheduleStrategy::ScheduleStrategy(Schedule schedule, std::string name)
@@ -76,7 +83,8 @@ uint32_t ScheduleStrategy::choose(sim::ChoiceKind kind, uint32_t n) {
       chosen = 0;
     }
   }
-  points_.push_back(ChoicePoint{kind, n, chosen, probe_ ? probe_() : 0, 0});
+  const uint64_t state = probe_ && after_last_pick(index) ? choice_state(world_, probe_) : 0;
+  points_.push_back(ChoicePoint{kind, n, chosen, state, 0});
   return chosen;
 }
 

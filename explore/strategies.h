@@ -48,7 +48,10 @@ struct ChoicePoint {
   sim::ChoiceKind kind = sim::ChoiceKind::kNextEvent;
   uint32_t n = 0;
   uint32_t chosen = 0;
-  uint64_t state = 0;            // the probe's state hash before answering (0 without a probe)
+  // The state before answering (0 without a probe, and at or before the schedule's last pick,
+  // whose states the run that spawned this schedule already met): the world's digest
+  // (sim::World::state_digest) mixed with the probe's recipe-level hash.
+  uint64_t state = 0;
   uint32_t first_candidate = 0;  // kNextEvent: its n candidates start here in candidates()
 };
 
@@ -70,11 +73,28 @@ bool dependent(const sim::EventInfo& a, const sim::EventInfo& b);
 // Is the event with insertion number `seq` in `sleep`?
 bool asleep(const std::vector<sim::EventInfo>& sleep, uint64_t seq);
 
-class ScheduleStrategy final : public sim::Strategy {
+// A strategy that hashes the state at choice points with a probe the program running it provides
+// (Program::run): the state is the attached world's digest (sim::World::state_digest) mixed with
+// the probe's recipe-level hash (choice_state).
+class StateHashing {
+ public:
+  virtual void set_probe(StateProbe probe) = 0;
+
+ protected:
+  ~StateHashing() = default;
+};
+
+// The state at a choice point: `world`'s digest (0 before the world is attached: its first choice,
+// the child-order salt, is asked while it is built) mixed with `probe`'s hash.
+uint64_t choice_state(const sim::World* world, const StateProbe& probe);
+
+class ScheduleStrategy final : public sim::Strategy, public StateHashing {
  public:
   explicit ScheduleStrategy(Schedule schedule, std::string name = "exhaustive");
-  // Hashes the state at each later choice point with `probe` (empty: no hashes, state 0).
-  void set_probe(StateProbe probe) { probe_ = std::move(probe); }
+  // Hashes the state at each choice point after the schedule's last pick: the attached world's
+  // digest mixed with `probe` (empty: no hashes, state 0).
+  void set_probe(StateProbe probe) override { probe_ = std::move(probe); }
+  void attach(const sim::World* world) override { world_ = world; }
   uint32_t choose(sim::ChoiceKind kind, uint32_t n) override;
   std::string name() const override { return name_; }
   // True when a pick named an answer >= n at its index (the run was not the one the schedule
@@ -109,6 +129,7 @@ class ScheduleStrategy final : public sim::Strategy {
   std::vector<RanEvent> ran_;
   size_t next_pick_ = 0;
   StateProbe probe_;
+  const sim::World* world_ = nullptr;
   std::string name_;
   std::vector<ChoicePoint> points_;
   std::string divergence_;
@@ -136,9 +157,49 @@ class Borrowed final : public sim::Strategy {
   }
   void executed(const sim::EventInfo& event) override { inner_->executed(event); }
   bool stopped() const override { return inner_->stopped(); }
+  void attach(const sim::World* world) override { inner_->attach(world); }
 
  private:
   sim::Strategy* inner_;
+};
+
+// Forwards every call to `inner` (kept alive by the caller for the run) and, once given a probe,
+// records the state before every choice point (choice_state): for sampling strategies, which
+// keep no record of their own.
+class StateRecorder final : public sim::Strategy, public StateHashing {
+ public:
+  explicit StateRecorder(sim::Strategy* inner) : inner_(inner) {}
+  void set_probe(StateProbe probe) override { probe_ = std::move(probe); }
+  const std::vector<uint64_t>& states() const { return states_; }
+
+  uint32_t choose(sim::ChoiceKind kind, uint32_t n) override {
+    record();
+    return inner_->choose(kind, n);
+  }
+  uint32_t choose_event(const std::vector<sim::EventInfo>& candidates) override {
+    record();
+    return inner_->choose_event(candidates);
+  }
+  std::string name() const override { return inner_->name(); }
+  bool diverged() const override { return inner_->diverged(); }
+  std::string divergence() const override { return inner_->divergence(); }
+  bool observes_events() const override { return inner_->observes_events(); }
+  void executed(const sim::EventInfo& event) override { inner_->executed(event); }
+  bool stopped() const override { return inner_->stopped(); }
+  void attach(const sim::World* world) override {
+    world_ = world;
+    inner_->attach(world);
+  }
+
+ private:
+  void record() {
+    if (probe_) states_.push_back(choice_state(world_, probe_));
+  }
+
+  sim::Strategy* inner_;
+  StateProbe probe_;
+  const sim::World* world_ = nullptr;
+  std::vector<uint64_t> states_;
 };
 
 // The schedule whose run makes `decisions` (their non-zero answers).

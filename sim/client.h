@@ -89,6 +89,9 @@ class ClientImpl final : public Client, public zk::Executor {
   bool partitioned() const { return partitioned_; }
   bool quiescent() const { return pending_.empty() && queued_resumes_ == 0; }
   Duration extra_delay(Time at) const;
+  // The client library's state: session, connection, requests outstanding, watches registered,
+  // fault flags (World::state_digest; not its coroutines or timer callbacks).
+  uint64_t digest() const;
   zk::Zxid herd_zxid;  // the delete whose notification this client is reacting to (0: none)
   // Herd accounting: false when this client was already notified of the delete `zxid` (a
   // redelivery after failing over to a lagging server, see HerdRecord::redeliveries).

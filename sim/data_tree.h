@@ -95,6 +95,9 @@ class DataTree {
   // Containers and TTL nodes, by path (ContainerManager's candidates are found among them).
   const std::set<std::string>& reapable() const { return reapable_; }
   void set_sequence_counter(std::string_view parent, int32_t next);
+  // Every node's path, data, stat, sequence counter and extended type, as one hash that does
+  // not depend on the child-order salt (World::state_digest).
+  uint64_t digest() const;
 
  private:
   struct Hash {

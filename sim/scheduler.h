@@ -82,6 +82,9 @@ class Scheduler {
   // from then on the world is frozen, not a run whose timing invariants can be checked.
   bool stopped_by_strategy() const { return stopped_by_strategy_; }
   const std::vector<Decision>& decisions() const { return decisions_; }
+  // The events still to run, as a multiset of (time from now, tag, client, operands): a resume's
+  // coroutine address is left out, and so is every insertion number (World::state_digest).
+  uint64_t pending_digest() const;
 
  private:
   void collect_due();

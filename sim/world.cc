@@ -178,8 +178,10 @@ void World::Impl::set_sequence_counter(std::string_view parent, int32_t next) {
 // ---- World: the public surface forwards to Impl ----
 
 World::World(WorldOptions options, std::unique_ptr<Strategy> strategy)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(strategy))) {}
-World::~World() = default;
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(strategy))) {
+  impl_->strategy().attach(this);
+}
+World::~World() { impl_->strategy().attach(nullptr); }
 const WorldOptions& World::options() const { return impl_->options(); }
 Client& World::add_client(ClientOptions options) { return impl_->add_client(std::move(options)); }
 Client& World::client(uint32_t index) {

@@ -84,6 +84,8 @@ struct EventInfo {
 };
 const char* event_tag_name(uint8_t tag);
 
+class World;
+
 // Plug-in point for search strategies (seeded random, PCT, exhaustive, replay).
 class Strategy {
  public:
@@ -112,6 +114,10 @@ class Strategy {
   // redundant) returns true: the scheduler then drops every pending event and runs nothing more,
   // so the World goes idle. What such a run produced is not a complete run.
   virtual bool stopped() const { return false; }
+  // The World whose choices this strategy answers, for reading only (World::state_digest at a
+  // choice point): given once the World is built (its first choice, the child-order salt, is
+  // asked before) and taken back (nullptr) before it is destroyed. Reading it changes nothing.
+  virtual void attach(const World* world) { (void)world; }
 };
 
 // Seeded random choices, one independent PRNG stream per ChoiceKind (STYLE rule 2).
@@ -323,8 +329,6 @@ class Observer {
   virtual void requests_failed(uint32_t client) = 0;
 };
 
-class World;
-
 // A simulated client process: a zk::Session plus simulator-only introspection.
 class Client : public zk::Session {
  public:
@@ -390,6 +394,12 @@ class World {
   zk::Zxid last_zxid() const;
   const std::vector<HerdRecord>& herd() const;
   uint64_t requests_total() const;  // requests every client sent
+  // A hash of the run's state now, for search strategies that count the distinct states they
+  // visit (sim/digest.cc lists what it covers: trees, sessions, connections and messages in
+  // flight, client libraries, the events still due by their time from now; not coroutine frames
+  // or instrumentation). Equal states give equal digests in any run of any World; reading it
+  // changes nothing (same event log).
+  uint64_t state_digest() const;
   // Reports to `observer` from now on (nullptr: nobody). The observer must outlive the World
   // or be unset first.
   void set_observer(Observer* observer);

@@ -77,6 +77,7 @@ class World::Impl final : public EventFilter {
     if (observer_ != nullptr) observer_->requests_failed(client);
   }
   void set_observer(Observer* o) { observer_ = o; }
+  uint64_t state_digest() const;  // World::state_digest
 
   // ---- network.cc ----
   Duration latency(uint32_t client);

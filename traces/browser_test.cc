@@ -1,6 +1,7 @@
-// The HTML swim-lane page, loaded in headless Chromium: after its script ran, the DOM holds one
-// lane per client, the violation marker and the lock directory (a track per node, node labels
-// on the lanes, watch arrows). Chromium is required (Debian package `chromium`,
+// The HTML pages, loaded in headless Chromium: the trace's swim-lane page (after its script ran,
+// the DOM holds one lane per client, the violation marker and the lock directory: a track per
+// node, node labels on the lanes, watch arrows) and the herd report's plot (each line, point and
+// label laid out with a non-empty box). Chromium is required (Debian package `chromium`,
 // installed by ./lockstep): without it this test fails and says so.
 #include <gtest/gtest.h>
 #include <stdio.h>
@@ -9,9 +10,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli/cli.h"
 #include "traces/test_util.h"
 #include "traces/timeline.h"
 #include "traces/trace.h"
@@ -36,26 +39,14 @@ std::string find_chromium() {
   return {};
 }
 
-size_t count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
-
-// Writes the page of `t` and lets Chromium run its script (--dump-dom prints the DOM after
-// scripts); the DOM, or "" after a failure it reports.
-std::string rendered_dom(const Trace& t, const testing::TempDir& dir) {
+// Loads `page` in headless Chromium and returns the DOM after its scripts ran (--dump-dom), or
+// fails the test with Chromium's log.
+std::string dump_dom(const std::string& page, const testing::TempDir& dir) {
   const std::string chromium = find_chromium();
   EXPECT_FALSE(chromium.empty())
       << "chromium is not installed: install it with `apt-get install -y chromium` "
          "(./lockstep installs it with the project's packages); this test needs a real browser";
   if (chromium.empty()) return {};
-  const std::string page = dir.file("trace.html");
-  std::string error;
-  EXPECT_TRUE(write_file_atomically(page, render_html(build_timeline(t)), &error)) << error;
   const std::string profile = dir.file("profile");
   const std::string dom_file = dir.file("dom.html");
   const std::string command =
@@ -68,7 +59,15 @@ std::string rendered_dom(const Trace& t, const testing::TempDir& dir) {
   const int status = std::system(command.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << "chromium failed (" << status << "): " << testing::read_file(dir.file("chromium.log"));
-  const std::string dom = testing::read_file(dom_file);
+  return testing::read_file(dom_file);
+}
+
+// Writes the page of `t` and loads it in Chromium: the DOM after its script ran.
+std::string rendered_dom(const Trace& t, const testing::TempDir& dir) {
+  const std::string page = dir.file("trace.html");
+  std::string error;
+  EXPECT_TRUE(write_file_atomically(page, render_html(build_timeline(t)), &error)) << error;
+  const std::string dom = dump_dom(page, dir);
   EXPECT_NE(dom.find("data-rendered=\"ok\""), std::string::npos)
       << "the page's script did not finish";
   return dom;
@@ -94,12 +93,53 @@ TEST(Browser, ChromiumRendersLanesAndTheViolation) {
   ASSERT_NE(t.violation(), nullptr);
   const std::string dom = rendered_dom(t, dir);
   ASSERT_FALSE(dom.empty());
-  EXPECT_EQ(count(dom, "class=\"lane\""), t.scenario.workload.clients) << dom.substr(0, 2000);
-  EXPECT_EQ(count(dom, "id=\"violation-marker\""), 1u);
-  EXPECT_GE(count(dom, "<tr id=\"row-h"), t.history.size());
-  EXPECT_EQ(count(dom, "<tr id=\"row-") - count(dom, "<tr id=\"row-h"),
-            count(dom, "<tr id=\"row-s"));
-  EXPECT_GE(count(dom, "class=\"violation\""), t.violation()->history_indexes.size());
+  EXPECT_EQ(testing::count(dom, "class=\"lane\""), t.scenario.workload.clients)
+      << dom.substr(0, 2000);
+  EXPECT_EQ(testing::count(dom, "id=\"violation-marker\""), 1u);
+  EXPECT_GE(testing::count(dom, "<tr id=\"row-h"), t.history.size());
+  EXPECT_EQ(testing::count(dom, "<tr id=\"row-") - testing::count(dom, "<tr id=\"row-h"),
+            testing::count(dom, "<tr id=\"row-s"));
+  EXPECT_GE(testing::count(dom, "class=\"violation\""), t.violation()->history_indexes.size());
+}
+
+// What the herd page's plot occupies once laid out: the test's own probe, added to a copy of the
+// page (the page itself has no script), writes each drawn element's bounding box into the DOM.
+constexpr const char* kMeasureBoxes = R"JS(<script>
+document.querySelectorAll('#herd-plot polyline, #herd-plot circle, #herd-plot .series-label')
+  .forEach(function (e) {
+    var b = e.getBBox();
+    var ok = b.width > 0 && (b.height > 0 || e.tagName === 'polyline');
+    e.setAttribute('data-box', ok ? 'non-empty' : 'empty');
+  });
+document.body.setAttribute('data-measured', 'ok');
+</script>
+)JS";
+
+// `lockstep herd --html` for two recipes, loaded in Chromium: each recipe's line, its points
+// and its label are laid out with a non-empty bounding box (a flat line has height 0, so a line
+// needs only width), and the page loads nothing from outside.
+TEST(Browser, ChromiumLaysOutTheHerdPlot) {
+  testing::TempDir dir;
+  const std::string page = dir.file("herd.html");
+  std::ostringstream out;
+  std::ostringstream err;
+  ASSERT_EQ(cli::run_command_line({"herd", "--waiters", "4,16", "--html", page}, cli::Io{out, err}),
+            0)
+      << err.str();
+  std::string html = testing::read_file(page);
+  EXPECT_EQ(html.find("<script"), std::string::npos) << "the page needs no script";
+  const size_t end = html.rfind("</body>");
+  ASSERT_NE(end, std::string::npos);
+  html.insert(end, kMeasureBoxes);
+  const std::string probed = dir.file("herd-probed.html");
+  std::string error;
+  ASSERT_TRUE(write_file_atomically(probed, html, &error)) << error;
+  const std::string dom = dump_dom(probed, dir);
+  ASSERT_NE(dom.find("data-measured=\"ok\""), std::string::npos) << dom.substr(0, 2000);
+  EXPECT_EQ(testing::count(dom, "<polyline"), 2u);
+  EXPECT_EQ(testing::count(dom, "<circle"), 4u);
+  EXPECT_EQ(testing::count(dom, "data-box=\"non-empty\""), 2u + 4u + 2u) << dom.substr(0, 4000);
+  EXPECT_EQ(testing::count(dom, "data-box=\"empty\""), 0u);
 }
 
 // An ordering bug's page draws the lock directory: a track per node (its sequence and owner),
@@ -112,10 +152,10 @@ TEST(Browser, ChromiumRendersTheLockDirectory) {
   const Timeline tl = build_timeline(t);
   const std::string dom = rendered_dom(t, dir);
   ASSERT_FALSE(dom.empty());
-  EXPECT_EQ(count(dom, "id=\"directory-lane\""), 1u);
+  EXPECT_EQ(testing::count(dom, "id=\"directory-lane\""), 1u);
   size_t tracks = 0;
   for (const DirNode& n : tl.nodes) tracks += n.path != tl.lock_dir ? 1 : 0;
-  EXPECT_EQ(count(dom, "class=\"dir-node\""), tracks);
+  EXPECT_EQ(testing::count(dom, "class=\"dir-node\""), tracks);
   const std::vector<std::string> names = texts_of(dom, "class=\"dir-node-label\"");
   ASSERT_EQ(names.size(), tracks);
   for (const DirNode& n : tl.nodes) {
@@ -131,8 +171,8 @@ TEST(Browser, ChromiumRendersTheLockDirectory) {
     watching += label.find(" w") != std::string::npos ? 1 : 0;
   }
   EXPECT_GE(watching, 1u);
-  EXPECT_GE(count(dom, "class=\"watch-arrow\""), 1u);
-  EXPECT_GE(count(dom, "<td class=\"directory\">["), 1u);
+  EXPECT_GE(testing::count(dom, "class=\"watch-arrow\""), 1u);
+  EXPECT_GE(testing::count(dom, "<td class=\"directory\">["), 1u);
 }
 
 }  // namespace

@@ -72,6 +72,16 @@ inline std::string read_file(const std::string& path) {
   return buf.str();
 }
 
+// How many times `needle` occurs in `haystack`, not overlapping.
+inline size_t count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
 inline void write_file(const std::string& path, const std::string& data) {
   std::ofstream out(path, std::ios::binary);
   out << data;

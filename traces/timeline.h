@@ -122,4 +122,7 @@ std::string render_text(const Timeline& timeline, const TextOptions& options = {
 // rows as a table, with each lane's node and watch and a lock-directory column.
 std::string render_html(const Timeline& timeline);
 
+// `s` with <, >, & and " escaped, for HTML text and attribute values (every page traces/ renders).
+std::string html_escape(const std::string& s);
+
 }  // namespace lockstep::traces
