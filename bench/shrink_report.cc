@@ -6,7 +6,7 @@
 // shrinker used. DESIGN §6's target is at most 40 history events for every variant;
 // traces_test's ShrinkReport test holds every variant to it.
 //
-// Flags (cli/cli.h's parser): [--recipe NAME] [--seeds N] [--max-runs N]. The wall clock is read
+// Flags (cli/cli.h's parser): [--recipe NAME] [--seeds N] [--max-runs N] [--scenarios]. The wall clock is read
 // here, for the table's ms column only. Exit (cli/cli.h): 0 when every variant's shrunk trace
 // still violates its property within 40 history events, 1 otherwise, 2 on a usage error.
 #include <cstdio>
@@ -28,7 +28,8 @@ std::string cell(const RunFigures& f) {
   return std::to_string(f.history) + " / " + std::to_string(f.sim_events);
 }
 
-int print_report(const std::string& only, uint64_t seeds, uint32_t max_runs, std::ostream& out) {
+int print_report(const std::string& only, uint64_t seeds, uint32_t max_runs, bool scenarios,
+                 std::ostream& out) {
   char line[512];
   std::snprintf(line, sizeof line, "%-36s %5s %-18s %-12s %-12s %-12s %-9s %5s %7s\n", "variant",
                 "seed", "property", "as run", "scenario", "shrunk", "c/r/f", "runs", "ms");
@@ -61,6 +62,7 @@ int print_report(const std::string& only, uint64_t seeds, uint32_t max_runs, std
                   : ok               ? ""
                                      : "  OVER 40");
     out << line;
+    if (scenarios) out << "    " << properties::describe(v->shrunk.trace.scenario) << "\n";
     out.flush();
   }
   return all_ok ? cli::kExitOk : cli::kExitFailure;
@@ -76,7 +78,8 @@ int run_report(const cli::Command& self, const cli::Args& args, const cli::Io& i
     return cli::usage_error(self, "unknown recipe '" + only + "' (`lockstep list` names them)",
                             io.err);
   }
-  return print_report(only, *seeds, static_cast<uint32_t>(*max_runs), io.out);
+  return print_report(only, *seeds, static_cast<uint32_t>(*max_runs), args.has("scenarios"),
+                      io.out);
 }
 
 const cli::Command kShrinkReport = {
@@ -87,7 +90,8 @@ const cli::Command kShrinkReport = {
     .positional = "",
     .flags = {{"recipe", "NAME", "only this broken variant"},
               {"seeds", "N", "look for the catching seed in 1..N (default 2000)"},
-              {"max-runs", "N", "the shrinker's run budget (default: check's)"}},
+              {"max-runs", "N", "the shrinker's run budget (default: check's)"},
+              {"scenarios", "", "print each shrunk scenario under its row"}},
     .run = run_report,
     .details = "exit: 0 every shrunk trace keeps its violation within 40 history events, 1 "
                "otherwise, 2 usage error\n",

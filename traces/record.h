@@ -112,11 +112,12 @@ properties::Scenario shrink_scenario(const recipes::RecipeInfo& recipe, properti
 constexpr const char* kShrunkStrategy = "shrunk";
 
 struct ShrinkOptions {
-  uint32_t max_runs = 600;  // simulator runs for both phases together
+  uint32_t max_runs = 2000;          // simulator runs for both phases together
+  uint32_t max_schedule_runs = 400;  // of which at most this many for the schedule
   bool schedule = true;     // false: the scenario only, recorded with the random strategy
   // With `schedule`: a candidate scenario the seed's random strategy and the lenient strategy
   // over the current decisions do not fail is tried with this many other random schedules.
-  uint32_t other_schedules = 3;
+  uint32_t other_schedules = 12;
 };
 
 struct ShrinkResult {

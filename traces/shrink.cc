@@ -16,6 +16,7 @@
 // The result is recorded with the lenient strategy over the final list, so the trace's decisions
 // are the ones its run made and strict replay reproduces it.
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -106,16 +107,56 @@ bool no_local_expiry(Scenario* s) {
   return true;
 }
 
+// Starts the sequence halfway closer to the signed wrap, so that fewer creates reach it.
+bool wrap_sooner(Scenario* s) {
+  if (!s->sequence_start || *s->sequence_start >= INT32_MAX - 1) return false;
+  const int64_t start = *s->sequence_start;
+  s->sequence_start = static_cast<int32_t>(start + (int64_t{INT32_MAX} - start + 1) / 2);
+  return true;
+}
+
 bool no_wrap(Scenario* s) {
   if (!s->sequence_start) return false;
   s->sequence_start.reset();
   return true;
 }
 
+// Moves every fault to `num`/`den` of its time: after fewer rounds or clients the workload gets
+// to the moment a fault was aimed at sooner.
+void scale_fault_times(Scenario* s, uint32_t num, uint32_t den) {
+  for (sim::Fault& f : s->faults) f.at.us = f.at.us / den * num + f.at.us % den * num / den;
+}
+
+// Fewer rounds (`to` gives the count), the faults sooner by as much.
+Step fewer_rounds_sooner_faults(uint32_t (*to)(uint32_t)) {
+  return [=](Scenario* s) {
+    WorkloadOptions& w = s->workload;
+    const uint32_t rounds = std::max(1u, to(w.rounds));
+    if (rounds >= w.rounds || s->faults.empty()) return false;
+    scale_fault_times(s, rounds, w.rounds);
+    w.rounds = rounds;
+    return true;
+  };
+}
+
+// Fewer rounds with an optional behaviour made certain: the round that showed the bug may be a
+// later one only because that behaviour (a long hold, a timed acquire, ...) came up there by
+// chance; at 100% it comes up in every round. `to` gives the new round count.
+Step fewer_rounds_every_time(uint32_t WorkloadOptions::*percent, uint32_t (*to)(uint32_t)) {
+  return [=](Scenario* s) {
+    WorkloadOptions& w = s->workload;
+    const uint32_t rounds = std::max(1u, to(w.rounds));
+    if (w.*percent == 0 || w.*percent == 100 || rounds >= w.rounds) return false;
+    w.*percent = 100;
+    w.rounds = rounds;
+    return true;
+  };
+}
+
 // Changes that make the scenario simpler: kept whenever the property stays violated.
 std::vector<Step> structural_steps() {
   using W = WorkloadOptions;
-  return {lower(&W::rounds, 1, [](uint32_t) { return 1u; }),
+  std::vector<Step> out = {lower(&W::rounds, 1, [](uint32_t) { return 1u; }),
           lower(&W::rounds, 1, halved),
           lower(&W::rounds, 1, one_less),
           lower(&W::callers, 1, [](uint32_t) { return 1u; }),
@@ -132,6 +173,14 @@ std::vector<Step> structural_steps() {
           standalone,
           no_local_expiry,
           no_wrap};
+  out.push_back(fewer_rounds_sooner_faults(halved));
+  out.push_back(fewer_rounds_sooner_faults(one_less));
+  for (uint32_t W::*percent : {&W::long_hold_percent, &W::timed_percent, &W::give_up_percent,
+                               &W::try_percent, &W::reentrant_percent, &W::stray_release_percent}) {
+    out.push_back(fewer_rounds_every_time(percent, [](uint32_t) { return 1u; }));
+    out.push_back(fewer_rounds_every_time(percent, one_less));
+  }
+  return out;
 }
 
 // Halves a duration; false when it is already 0.
@@ -150,7 +199,8 @@ std::vector<Step> tuning_steps(const Scenario& s) {
         w.hold_max = w.hold_min;
         return true;
       },
-      [](Scenario* c) { return halve(&c->workload.think_max); }};
+      [](Scenario* c) { return halve(&c->workload.think_max); },
+      wrap_sooner};
   for (size_t i = 0; i < s.faults.size(); ++i) {
     out.push_back([i](Scenario* c) { return halve(&c->faults[i].duration); });
     out.push_back([i](Scenario* c) { return halve(&c->faults[i].extra); });
@@ -181,6 +231,8 @@ class Runner {
         max_runs_(max_runs) {}
 
   bool spent() const { return used_ >= max_runs_; }
+  // Lowers the budget to at most `more` runs from now.
+  void limit(uint32_t more) { max_runs_ = std::min(max_runs_, used_ + more); }
   uint32_t used() const { return used_; }
 
   // Runs `s` with `strategy` (nullptr: the seed's random strategy). True when the property is
@@ -203,7 +255,7 @@ class Runner {
   const recipes::RecipeInfo& recipe_;
   const properties::Claims claims_;
   const properties::Property property_;
-  const uint32_t max_runs_;
+  uint32_t max_runs_;
   uint32_t used_ = 0;
 };
 
@@ -269,9 +321,33 @@ void shrink_structure(Runner& runner, uint32_t attempts, Failing* best) {
         end = begin;
       }
     }
-    // Any client, last first (so the numbers before it stay valid).
-    for (uint32_t c = best->scenario.workload.clients; c >= 1; --c) {
-      progress = attempt([c](Scenario* x) { return drop_client(x, c); }, false) || progress;
+    // Each fault on the client before its own: a fault the bug needs on a later client may do
+    // on an earlier one, and the later client can then go.
+    for (size_t i = 0; i < best->scenario.faults.size(); ++i) {
+      progress = attempt(
+                     [i](Scenario* x) {
+                       if (i >= x->faults.size() || x->faults[i].client <= 1) return false;
+                       --x->faults[i].client;
+                       return true;
+                     },
+                     false) ||
+                 progress;
+    }
+    // Any client, last first (so the numbers before it stay valid); then again with the faults
+    // sooner, as the clients left take the lock sooner.
+    for (const bool sooner : {false, true}) {
+      for (uint32_t c = best->scenario.workload.clients; c >= 1; --c) {
+        progress = attempt(
+                       [c, sooner](Scenario* x) {
+                         const uint32_t n = x->workload.clients;
+                         if (sooner && x->faults.empty()) return false;
+                         if (!drop_client(x, c)) return false;
+                         if (sooner) scale_fault_times(x, n - 1, n);
+                         return true;
+                       },
+                       false) ||
+                   progress;
+      }
     }
     for (const Step& step : structural) {
       while (attempt(step, false)) progress = true;
@@ -358,9 +434,15 @@ ShrinkResult shrink_failure(const recipes::RecipeInfo& recipe, Scenario s,
   Runner runner(recipe, property, options.max_runs);
   std::optional<Failing> best = first_run(runner, s);
   if (best) {
-    shrink_structure(runner, options.schedule ? 2 + options.other_schedules : 1, &*best);
+    // The seed's own schedule first (as shrink_scenario), then other schedules for what that
+    // left.
+    shrink_structure(runner, 1, &*best);
+    if (options.schedule) shrink_structure(runner, 2 + options.other_schedules, &*best);
     out.scenario_runs = runner.used();
-    if (options.schedule) shrink_schedule(runner, &*best);
+    if (options.schedule) {
+      runner.limit(options.max_schedule_runs);
+      shrink_schedule(runner, &*best);
+    }
     s = best->scenario;
   }
   out.runs = runner.used();
