@@ -106,6 +106,11 @@ properties::Scenario shrink_scenario(const recipes::RecipeInfo& recipe, properti
                                      properties::Property property, uint32_t max_runs = 300,
                                      uint32_t* runs = nullptr);
 
+// `s` without client `client` (1-based): its faults and its role go, the clients after it move
+// down one with their faults and roles, and faults on no client (0) stay. A step of the shrinker,
+// public for its tests. REQUIRES: 1 <= client <= s.workload.clients, and at least 2 clients.
+properties::Scenario without_client(properties::Scenario s, uint32_t client);
+
 // The strategy name of a trace whose decisions were shrunk (shrink_failure): a lenient replay of
 // a decision list, which answers a recorded choice where its kind and range match and the
 // scheduler's default (0) elsewhere. Replay needs nothing but the trace's own decisions.

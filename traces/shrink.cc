@@ -17,6 +17,7 @@
 // are the ones its run made and strict replay reproduces it.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "properties/claims.h"
 #include "properties/suite.h"
 #include "traces/record.h"
+#include "zk/invariant.h"
 
 namespace lockstep::traces {
 namespace {
@@ -453,6 +455,13 @@ ShrinkResult shrink_failure(const recipes::RecipeInfo& recipe, Scenario s,
                                : nullptr);
   out.trace.reported = property;
   return out;
+}
+
+Scenario without_client(Scenario s, uint32_t client) {
+  const bool dropped = drop_client(&s, client);
+  LOCKSTEP_ASSERT_MSG(dropped, "without_client(" + std::to_string(client) + ") of a scenario with " +
+                                   std::to_string(s.workload.clients) + " clients");
+  return s;
 }
 
 RunFigures figures_of(const Trace& t) {
