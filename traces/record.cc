@@ -188,8 +188,13 @@ ReplayResult replay_trace(const Trace& recorded, const recipes::RecipeInfo& reci
 }
 
 std::vector<Verdict> recheck_trace(const Trace& recorded, const recipes::RecipeInfo& recipe) {
-  return properties::run_scenario(recipe, properties::claims_for(recipe), recorded.scenario)
-      .verdicts;
+  const properties::Claims claims = properties::claims_for(recipe);
+  if (recorded.strategy != kShrunkStrategy) {
+    return properties::run_scenario(recipe, claims, recorded.scenario).verdicts;
+  }
+  const RunResult r = properties::run_in_sim(recipe.make, recorded.scenario, false,
+                                             make_lenient_strategy(recorded.decisions));
+  return properties::judge(recipe, claims, recorded.scenario, r);
 }
 
 std::optional<uint64_t> first_failing_seed(const recipes::RecipeInfo& recipe, uint64_t max_seed) {

@@ -9,7 +9,12 @@
 // differs (sim::EventLog::expect); then history, event count, hash and verdict are compared. The
 // first difference is reported and nothing after it is judged. recheck_trace() ignores the
 // decisions and runs the scenario with the seeded random strategy against the current code, as
-// `lockstep check` would.
+// `lockstep check` would (a shrunk trace: with its decisions, leniently).
+//
+// shrink_failure() (shrink.cc) makes the trace `lockstep check` saves: the failing scenario
+// shrunk (faults, clients, rounds, workload options), then its schedule shrunk by delta debugging
+// over the decisions, recorded with the lenient strategy so that strict replay reproduces it, and
+// reporting the property check printed (Trace::reported).
 //
 // Deterministic and single-threaded, like the simulator it drives; no file I/O here.
 #pragma once
@@ -62,7 +67,9 @@ struct ReplayResult {
 // REQUIRES: `recipe` is the trace's recipe.
 ReplayResult replay_trace(const Trace& recorded, const recipes::RecipeInfo& recipe);
 
-// The verdicts of the trace's scenario run now with the seeded random strategy.
+// The verdicts of the trace's scenario run now with the seeded random strategy, or, for a trace
+// whose strategy is kShrunkStrategy (its schedule is not the seed's), with the lenient strategy
+// over its decisions (make_lenient_strategy).
 std::vector<properties::Verdict> recheck_trace(const Trace& recorded,
                                                const recipes::RecipeInfo& recipe);
 
@@ -115,6 +122,12 @@ properties::Scenario without_client(properties::Scenario s, uint32_t client);
 // a decision list, which answers a recorded choice where its kind and range match and the
 // scheduler's default (0) elsewhere. Replay needs nothing but the trace's own decisions.
 constexpr const char* kShrunkStrategy = "shrunk";
+
+// Answers the i-th choice it is asked with decisions[i] when that decision has the same kind and
+// number of options, and with 0 (the scheduler's default) otherwise and after the list ends. It
+// never diverges: it is how a shrunk decision list runs, and how `recheck` runs a shrunk trace
+// against changed code. Its name is kShrunkStrategy.
+std::unique_ptr<sim::Strategy> make_lenient_strategy(std::vector<sim::Decision> decisions);
 
 struct ShrinkOptions {
   uint32_t max_runs = 2000;          // simulator runs for both phases together

@@ -33,11 +33,8 @@ namespace {
 using properties::Scenario;
 using properties::WorkloadOptions;
 
-// ---- the lenient strategy ----
+// ---- the lenient strategy (record.h) ----
 
-// Answers the i-th choice it is asked with decisions[i] when that decision has the same kind and
-// number of options, and with 0 otherwise and after the list ends. Never diverges: it is how a
-// shrunk decision list runs (a choice that moved answers the default), not a replay.
 class LenientStrategy final : public sim::Strategy {
  public:
   explicit LenientStrategy(std::vector<sim::Decision> decisions)
@@ -455,6 +452,10 @@ ShrinkResult shrink_failure(const recipes::RecipeInfo& recipe, Scenario s,
                                : nullptr);
   out.trace.reported = property;
   return out;
+}
+
+std::unique_ptr<sim::Strategy> make_lenient_strategy(std::vector<sim::Decision> decisions) {
+  return std::make_unique<LenientStrategy>(std::move(decisions));
 }
 
 Scenario without_client(Scenario s, uint32_t client) {

@@ -149,6 +149,10 @@ TEST(Shrink, TheScheduleShrunkTraceReplaysExactly) {
   ASSERT_FALSE(path.empty()) << error;
   const testing::CommandResult cmd = run_command("replay", {path});
   EXPECT_EQ(cmd.code, cli::kExitOk) << cmd.out << cmd.err;
+  // recheck runs a shrunk trace's own schedule (leniently), which still fails.
+  const testing::CommandResult again = run_command("recheck", {path});
+  EXPECT_EQ(again.code, cli::kExitFailure) << again.out << again.err;
+  EXPECT_NE(again.out.find("mutual-exclusion VIOLATED"), std::string::npos) << again.out;
   EXPECT_EQ(to_json_text(shrink_failure(r, check_scenario(r, *seed), p).trace), to_json_text(t));
 }
 
