@@ -102,12 +102,13 @@ std::string save_seed_failure(const recipes::RecipeInfo& recipe, uint64_t seed,
 // Shrinks a failing scenario toward the smallest one that still violates `property` for `recipe`,
 // run with the seed's random strategy: greedily, in a fixed order, repeated until nothing more
 // goes, it tries dropping all faults, chunks of faults and then single faults (delta debugging),
-// any client (with its faults and role; the clients after it are renumbered), rounds, callers,
-// leases, the workload's optional behaviours (stray releases, re-entry, long holds, giving up,
-// timed and try acquires), reopens, the ensemble, the local expiry and the sequence wrap, and
-// keeps every change after which the property is still violated; then shorter holds and think
-// times and earlier, shorter faults, kept only when the run's history gets no larger. The world's
-// seed stays. At most `max_runs` scenarios are run; *runs (when given) says how many were.
+// moving a fault to an earlier client, any client (with its faults and role; the clients after it
+// are renumbered; also with the faults moved sooner), rounds (also with the faults sooner, or an
+// optional behaviour made certain), callers, leases, the workload's optional behaviours (stray
+// releases, re-entry, long holds, giving up, timed and try acquires), reopens, the ensemble, the
+// local expiry and the sequence wrap, and keeps every change after which the property is still
+// violated; then shorter holds and think times, earlier and shorter faults and a sooner wrap, kept
+// only when the run's history gets no larger. The world's seed stays. At most `max_runs` scenarios are run; *runs (when given) says how many were.
 // Deterministic: the same input gives the same result. REQUIRES: `s` violates `property`.
 properties::Scenario shrink_scenario(const recipes::RecipeInfo& recipe, properties::Scenario s,
                                      properties::Property property, uint32_t max_runs = 300,
@@ -146,7 +147,9 @@ struct ShrinkResult {
 };
 
 // Shrinks a failing scenario, then its schedule, and records the result. The scenario is shrunk as
-// shrink_scenario does; then delta debugging runs over the decisions of its run: chunks of the
+// shrink_scenario does, and then again with each candidate also run under the lenient strategy over
+// the current run's decisions and `other_schedules` other random schedules (and each client
+// dropped with every fault at k/8 of its time, k = 1..12); then delta debugging runs over the decisions of its run: chunks of the
 // non-zero decisions (all, halves, quarters, ... single ones, the last chunk first) are answered 0
 // instead, and a candidate is kept when `property` is still violated and its run is no larger
 // (fewer history events, or as many and no more simulator events); the list is then the kept run's

@@ -283,12 +283,12 @@ std::unique_ptr<sim::Strategy> attempt_strategy(uint32_t k, const Failing& best)
 void shrink_structure(Runner& runner, uint32_t attempts, Failing* best) {
   // Tries `change`; keeps it when the property is still violated (and, when `tuning`, the run
   // is no larger).
-  auto attempt = [&](const Step& change, bool tuning) {
+  auto attempt = [&](const Step& change, bool tuning, uint32_t tries = UINT32_MAX) {
     if (runner.spent()) return false;
     Scenario candidate = best->scenario;
     if (!change(&candidate)) return false;
     properties::finish_scenario(&candidate);
-    for (uint32_t k = 0; k < attempts && !runner.spent(); ++k) {
+    for (uint32_t k = 0; k < std::min(attempts, tries) && !runner.spent(); ++k) {
       Size got;
       std::vector<sim::Decision> made;
       if (!runner.fails(candidate, attempt_strategy(k, *best), &got, &made)) continue;
@@ -332,21 +332,40 @@ void shrink_structure(Runner& runner, uint32_t attempts, Failing* best) {
                      false) ||
                  progress;
     }
-    // Any client, last first (so the numbers before it stay valid); then again with the faults
-    // sooner, as the clients left take the lock sooner.
-    for (const bool sooner : {false, true}) {
-      for (uint32_t c = best->scenario.workload.clients; c >= 1; --c) {
-        progress = attempt(
-                       [c, sooner](Scenario* x) {
-                         const uint32_t n = x->workload.clients;
-                         if (sooner && x->faults.empty()) return false;
-                         if (!drop_client(x, c)) return false;
-                         if (sooner) scale_fault_times(x, n - 1, n);
-                         return true;
-                       },
-                       false) ||
-                   progress;
+    // Any client, last first (so the numbers before it stay valid), first as it is, then with every
+    // fault at k/8 of its time (k = 1..12; the clients left may reach the moment a fault was aimed
+    // at sooner or later), each of those tried with three schedules (the seed's, the current
+    // decisions, one other).
+    for (uint32_t c = best->scenario.workload.clients; c >= 1; --c) {
+      if (attempt([c](Scenario* x) { return drop_client(x, c); }, false)) {
+        progress = true;
+        continue;
       }
+      for (uint32_t k = 1; k <= 12 && attempts > 1 && !best->scenario.faults.empty(); ++k) {
+        if (k == 8) continue;
+        if (attempt(
+                [c, k](Scenario* x) {
+                  if (!drop_client(x, c)) return false;
+                  scale_fault_times(x, k, 8);
+                  return true;
+                },
+                false, 3)) {
+          progress = true;
+          break;
+        }
+      }
+    }
+    // Any client again with the faults sooner by the client's share, with every schedule.
+    for (uint32_t c = best->scenario.workload.clients; c >= 1; --c) {
+      progress = attempt(
+                     [c](Scenario* x) {
+                       const uint32_t n = x->workload.clients;
+                       if (x->faults.empty() || !drop_client(x, c)) return false;
+                       scale_fault_times(x, n - 1, n);
+                       return true;
+                     },
+                     false) ||
+                 progress;
     }
     for (const Step& step : structural) {
       while (attempt(step, false)) progress = true;

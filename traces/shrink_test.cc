@@ -202,10 +202,6 @@ struct OverTarget {
   const char* why;
 };
 constexpr OverTarget kOverTarget[] = {
-    {"broken/no-relist", 50,
-     "a cancel fault must hit the middle one of three queued waiters at the instant between "
-     "two grants; dropping a client renumbers the later ones, and each client's random stream "
-     "is named by its number, so the queue the fault was aimed at does not form again"},
     {"broken/no-sync-recheck", 107,
      "a lost delete reply, a lagging follower serving the re-check and the next holder's create "
      "must line up within a few milliseconds across 4 clients and 3 servers; no smaller "
