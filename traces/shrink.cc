@@ -2,19 +2,24 @@
 // (traces/record.h).
 //
 // Two phases, both greedy, in a fixed order, and bounded by one run budget:
-//   1. The scenario, with the seed's random strategy: every change after which the property is
-//      still violated is kept (drop every fault, chunks of faults and single faults — delta
-//      debugging —, any client with its faults and role, rounds, callers, leases, the optional
-//      workload behaviours, reopens, the ensemble, the local expiry, the sequence wrap), then,
-//      kept only when the history gets no larger, shorter holds and earlier and shorter faults.
+//   1. The scenario (StructureShrinker): every change after which the property is still violated
+//      is kept (drop every fault, chunks of faults and single faults — delta debugging —, a fault
+//      moved to an earlier client, any client with its faults and role, rounds, callers, leases,
+//      the optional workload behaviours, reopens, the ensemble, the local expiry, the sequence
+//      wrap), then, kept only when the history gets no larger, shorter holds and earlier and
+//      shorter faults. First with the seed's random strategy alone (shrink_scenario stops there);
+//      then each candidate also with the lenient strategy over the current run's decisions and a
+//      few other random schedules, since a smaller scenario may show the bug under another
+//      schedule than the seed's.
 //   2. The schedule: delta debugging over the recorded decisions. A candidate answers some of
 //      them 0 (the scheduler's default choice: the first due event, the first latency bucket,
-//      ...) and is run with the lenient strategy below, which follows a decision list by position
+//      ...) and is run with the lenient strategy, which follows a decision list by position
 //      where kind and range match and answers 0 everywhere else; it is kept when the property is
 //      still violated and the run is no larger (history events, then simulator events). After a
 //      kept candidate the list is the run's own decisions.
 // The result is recorded with the lenient strategy over the final list, so the trace's decisions
-// are the ones its run made and strict replay reproduces it.
+// are the ones its run made and strict replay reproduces it. Deterministic: no clock, no
+// unseeded randomness; the same input gives the same trace.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -266,11 +271,11 @@ struct Failing {
   bool random = true;  // made by the seed's random strategy (else by LenientStrategy)
 };
 
-// The strategy of a candidate's attempt `k`: 0 the seed's random strategy; with `lenient`, 1 the
-// lenient strategy over the current run's decisions (a change late in the run leaves the schedule
-// before it as it was) and 2.. random strategies seeded apart from the world's seed (the world
-// keeps its seed; another schedule of the smaller scenario may show the bug where the seed's
-// does not).
+// The strategy of a candidate's attempt `k`: 0 the seed's random strategy; with more attempts, 1
+// the lenient strategy over the current run's decisions (a change late in the run leaves the
+// schedule before it as it was) and 2.. random strategies seeded apart from the world's seed (the
+// world keeps its seed; another schedule of the smaller scenario may show the bug where the
+// seed's does not).
 std::unique_ptr<sim::Strategy> attempt_strategy(uint32_t k, const Failing& best) {
   if (k == 0) return nullptr;
   if (k == 1) return std::make_unique<LenientStrategy>(best.decisions);
@@ -278,103 +283,131 @@ std::unique_ptr<sim::Strategy> attempt_strategy(uint32_t k, const Failing& best)
   return sim::make_random_strategy(zk::splitmix64(&state));
 }
 
-// Phase 1. Each candidate is run with up to `attempts` strategies (attempt_strategy), until one
+// Phase 1: greedy passes over the scenario steps until a pass keeps nothing or the budget is
+// spent. Each candidate is run with up to `attempts` strategies (attempt_strategy) until one
 // fails.
-void shrink_structure(Runner& runner, uint32_t attempts, Failing* best) {
-  // Tries `change`; keeps it when the property is still violated (and, when `tuning`, the run
-  // is no larger).
-  auto attempt = [&](const Step& change, bool tuning, uint32_t tries = UINT32_MAX) {
-    if (runner.spent()) return false;
-    Scenario candidate = best->scenario;
+class StructureShrinker {
+ public:
+  StructureShrinker(Runner& runner, uint32_t attempts, Failing* best)
+      : runner_(runner), attempts_(attempts), best_(best) {}
+
+  void run() {
+    const std::vector<Step> structural = structural_steps();
+    bool progress = true;
+    while (progress && !runner_.spent()) {
+      progress = attempt(drop_all_faults, false);
+      progress = drop_fault_chunks() || progress;
+      progress = move_faults_to_earlier_clients() || progress;
+      progress = drop_clients() || progress;
+      for (const Step& step : structural) {
+        while (attempt(step, false)) progress = true;
+      }
+      for (const Step& step : tuning_steps(best_->scenario)) {
+        while (attempt(step, true)) progress = true;
+      }
+    }
+  }
+
+ private:
+  // Tries `change` with up to min(attempts, tries) strategies; keeps it when the property is
+  // still violated (and, when `tuning`, the run is no larger).
+  bool attempt(const Step& change, bool tuning, uint32_t tries = UINT32_MAX) {
+    if (runner_.spent()) return false;
+    Scenario candidate = best_->scenario;
     if (!change(&candidate)) return false;
     properties::finish_scenario(&candidate);
-    for (uint32_t k = 0; k < std::min(attempts, tries) && !runner.spent(); ++k) {
+    for (uint32_t k = 0; k < std::min(attempts_, tries) && !runner_.spent(); ++k) {
       Size got;
       std::vector<sim::Decision> made;
-      if (!runner.fails(candidate, attempt_strategy(k, *best), &got, &made)) continue;
-      if (tuning && !(got <= best->size)) continue;
-      *best = Failing{std::move(candidate), std::move(made), got, k == 0};
+      if (!runner_.fails(candidate, attempt_strategy(k, *best_), &got, &made)) continue;
+      if (tuning && !(got <= best_->size)) continue;
+      *best_ = Failing{std::move(candidate), std::move(made), got, k == 0};
       return true;
     }
     return false;
-  };
-  const std::vector<Step> structural = structural_steps();
-  bool progress = true;
-  while (progress && !runner.spent()) {
-    progress = attempt(drop_all_faults, false);
-    // Delta debugging over the faults: chunks of half, a quarter, ... down to single faults,
-    // last chunk first (so an erase leaves the indexes before it valid).
-    for (size_t chunk = std::max<size_t>(1, best->scenario.faults.size() / 2); chunk >= 1;
+  }
+
+  // Delta debugging over the faults: chunks of half, a quarter, ... down to single faults, last
+  // chunk first (so an erase leaves the indexes before it valid).
+  bool drop_fault_chunks() {
+    bool kept = false;
+    for (size_t chunk = std::max<size_t>(1, best_->scenario.faults.size() / 2); chunk >= 1;
          chunk /= 2) {
-      for (size_t end = best->scenario.faults.size(); end > 0;) {
+      for (size_t end = best_->scenario.faults.size(); end > 0;) {
         const size_t begin = end > chunk ? end - chunk : 0;
-        progress = attempt(
-                       [&](Scenario* c) {
-                         if (end > c->faults.size()) return false;
-                         c->faults.erase(c->faults.begin() + static_cast<std::ptrdiff_t>(begin),
-                                         c->faults.begin() + static_cast<std::ptrdiff_t>(end));
-                         return true;
-                       },
-                       false) ||
-                   progress;
+        kept = attempt(
+                   [begin, end](Scenario* c) {
+                     if (end > c->faults.size()) return false;
+                     c->faults.erase(c->faults.begin() + static_cast<std::ptrdiff_t>(begin),
+                                     c->faults.begin() + static_cast<std::ptrdiff_t>(end));
+                     return true;
+                   },
+                   false) ||
+               kept;
         end = begin;
       }
     }
-    // Each fault on the client before its own: a fault the bug needs on a later client may do
-    // on an earlier one, and the later client can then go.
-    for (size_t i = 0; i < best->scenario.faults.size(); ++i) {
-      progress = attempt(
-                     [i](Scenario* x) {
-                       if (i >= x->faults.size() || x->faults[i].client <= 1) return false;
-                       --x->faults[i].client;
-                       return true;
-                     },
-                     false) ||
-                 progress;
+    return kept;
+  }
+
+  // Each fault on the client before its own: a fault the bug needs on a later client may do on
+  // an earlier one, and the later client can then go.
+  bool move_faults_to_earlier_clients() {
+    bool kept = false;
+    for (size_t i = 0; i < best_->scenario.faults.size(); ++i) {
+      kept = attempt(
+                 [i](Scenario* x) {
+                   if (i >= x->faults.size() || x->faults[i].client <= 1) return false;
+                   --x->faults[i].client;
+                   return true;
+                 },
+                 false) ||
+             kept;
     }
-    // Any client, last first (so the numbers before it stay valid), first as it is, then with every
-    // fault at k/8 of its time (k = 1..12; the clients left may reach the moment a fault was aimed
-    // at sooner or later), each of those tried with three schedules (the seed's, the current
-    // decisions, one other).
-    for (uint32_t c = best->scenario.workload.clients; c >= 1; --c) {
+    return kept;
+  }
+
+  // Any client, last first (so the numbers before it stay valid): as it is; then, with more than
+  // one attempt, with every fault at k/8 of its time (k = 1..12: the clients left may reach the
+  // moment a fault was aimed at sooner or later), each tried with three schedules; then with the
+  // faults sooner by the client's share, with every schedule.
+  bool drop_clients() {
+    bool kept = false;
+    for (uint32_t c = best_->scenario.workload.clients; c >= 1; --c) {
       if (attempt([c](Scenario* x) { return drop_client(x, c); }, false)) {
-        progress = true;
+        kept = true;
         continue;
       }
-      for (uint32_t k = 1; k <= 12 && attempts > 1 && !best->scenario.faults.empty(); ++k) {
-        if (k == 8) continue;
-        if (attempt(
-                [c, k](Scenario* x) {
-                  if (!drop_client(x, c)) return false;
-                  scale_fault_times(x, k, 8);
-                  return true;
-                },
-                false, 3)) {
-          progress = true;
+      for (uint32_t k = 1; k <= 12 && attempts_ > 1 && !best_->scenario.faults.empty(); ++k) {
+        if (k == 8) continue;  // the time it has
+        if (attempt([c, k](Scenario* x) { return drop_client(x, c) && scale(x, k, 8); }, false,
+                    3)) {
+          kept = true;
           break;
         }
       }
     }
-    // Any client again with the faults sooner by the client's share, with every schedule.
-    for (uint32_t c = best->scenario.workload.clients; c >= 1; --c) {
-      progress = attempt(
-                     [c](Scenario* x) {
-                       const uint32_t n = x->workload.clients;
-                       if (x->faults.empty() || !drop_client(x, c)) return false;
-                       scale_fault_times(x, n - 1, n);
-                       return true;
-                     },
-                     false) ||
-                 progress;
+    for (uint32_t c = best_->scenario.workload.clients; c >= 1; --c) {
+      kept = attempt(
+                 [c](Scenario* x) {
+                   const uint32_t n = x->workload.clients;
+                   return !x->faults.empty() && drop_client(x, c) && scale(x, n - 1, n);
+                 },
+                 false) ||
+             kept;
     }
-    for (const Step& step : structural) {
-      while (attempt(step, false)) progress = true;
-    }
-    for (const Step& step : tuning_steps(best->scenario)) {
-      while (attempt(step, true)) progress = true;
-    }
+    return kept;
   }
-}
+
+  static bool scale(Scenario* s, uint32_t num, uint32_t den) {
+    scale_fault_times(s, num, den);
+    return true;
+  }
+
+  Runner& runner_;
+  const uint32_t attempts_;
+  Failing* best_;
+};
 
 // Phase 2: delta debugging over best->decisions.
 void shrink_schedule(Runner& runner, Failing* best) {
@@ -439,7 +472,7 @@ Scenario shrink_scenario(const recipes::RecipeInfo& recipe, Scenario s,
   Runner runner(recipe, property, max_runs);
   std::optional<Failing> best = first_run(runner, s);
   if (best) {
-    shrink_structure(runner, /*attempts=*/1, &*best);
+    StructureShrinker(runner, /*attempts=*/1, &*best).run();
     s = std::move(best->scenario);
   }
   if (runs != nullptr) *runs = runner.used();
@@ -454,8 +487,8 @@ ShrinkResult shrink_failure(const recipes::RecipeInfo& recipe, Scenario s,
   if (best) {
     // The seed's own schedule first (as shrink_scenario), then other schedules for what that
     // left.
-    shrink_structure(runner, 1, &*best);
-    if (options.schedule) shrink_structure(runner, 2 + options.other_schedules, &*best);
+    StructureShrinker(runner, 1, &*best).run();
+    if (options.schedule) StructureShrinker(runner, 2 + options.other_schedules, &*best).run();
     out.scenario_runs = runner.used();
     if (options.schedule) {
       runner.limit(options.max_schedule_runs);
