@@ -205,6 +205,17 @@ std::vector<Step> tuning_steps(const Scenario& s) {
       },
       [](Scenario* c) { return halve(&c->workload.think_max); },
       wrap_sooner};
+  // An optional behaviour made certain: its roll still draws from the client's random stream, so
+  // the rest of the client's run keeps its draws (turning it off would shift them all).
+  for (uint32_t WorkloadOptions::*percent :
+       {&WorkloadOptions::long_hold_percent, &WorkloadOptions::timed_percent,
+        &WorkloadOptions::give_up_percent}) {
+    out.push_back([percent](Scenario* c) {
+      if (c->workload.*percent == 0 || c->workload.*percent == 100) return false;
+      c->workload.*percent = 100;
+      return true;
+    });
+  }
   for (size_t i = 0; i < s.faults.size(); ++i) {
     out.push_back([i](Scenario* c) { return halve(&c->faults[i].duration); });
     out.push_back([i](Scenario* c) { return halve(&c->faults[i].extra); });
