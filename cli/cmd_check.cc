@@ -169,8 +169,9 @@ void print_failures(const std::vector<RecipeResult>& results, const Request& rq,
                        [&](const PropertyResult& p) { return p.seed && r.traces.count(*p.seed); });
   });
   if (saved && rq.o.shrink_traces) {
-    out << "(each trace holds its seed's scenario shrunk to the fewest faults, clients and rounds "
-           "that still violate the property; --no-shrink saves it as run)\n";
+    out << "(each trace holds its seed's run shrunk while the property stays violated: the "
+           "fewest faults, clients and rounds, then the fewest scheduling choices off the "
+           "default; --no-shrink saves it as run)\n";
   }
   // A real server's seed does not reproduce its schedule: the report is all there is.
   for (const RecipeResult& r : results) {

@@ -225,7 +225,8 @@ const Command kRecheckCommand = {
     .run = run_recheck,
     .details =
         "Each trace's scenario and seed run with the seeded random strategy, not the recorded\n"
-        "decisions; a changed recipe is judged as it is now.\n"
+        "decisions (a shrunk trace, strategy \"shrunk\": with its decisions, leniently: a choice\n"
+        "that moved gets the default); a changed recipe is judged as it is now.\n"
         "exit: 0 every trace passes now, 1 some trace still fails, 2 some file is bad input\n"
         "      (it is reported and the others still run)\n",
 };

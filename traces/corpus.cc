@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "properties/claims.h"
 #include "recipes/registry.h"
 #include "traces/record.h"
 #include "traces/trace.h"
@@ -153,7 +154,9 @@ bool wanted(const CorpusOptions& o, const std::string& recipe) {
 bool record_entry(const recipes::RecipeInfo& recipe, uint64_t seed, bool triaged,
                   uint32_t draw_era, const std::string& path, CorpusReport* report) {
   // A triaged seed keeps the scenario it failed in (GenerateOptions::draw_era).
-  const Trace t = record_trace(recipe, check_scenario(recipe, seed, {}, draw_era));
+  Trace t = record_trace(recipe, check_scenario(recipe, seed, {}, draw_era));
+  // A broken variant's trace reports the property that catches it, as `lockstep check` does.
+  t.reported = triaged ? std::nullopt : properties::claims_for(recipe).must_violate;
   CorpusEntry e{recipe.name, triaged, seed, "", t.event_count, t.history.size(),
                 verdict_summary(t), ""};
   if (triaged && t.violation() != nullptr) {

@@ -11,7 +11,8 @@
 // positive, every cause is non-empty, and no (recipe, seed) appears twice. Order is the file's.
 //
 // regenerate_corpus (what `lockstep corpus` runs) records both kinds of corpus trace: for each
-// broken variant, the first seed that catches it, as DIR/<stem>.json; for each triaged seed, the
+// broken variant, the first seed that catches it, as run (unshrunk) and reporting the property
+// that catches it (Trace::reported), as DIR/<stem>.json; for each triaged seed, the
 // seed as it runs today, as DIR/triaged/<recipe>-seed<S>.json.
 //
 // Pure functions apart from load_triaged_seeds, which reads one file, and regenerate_corpus,

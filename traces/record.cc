@@ -168,6 +168,8 @@ ReplayResult replay_trace(const Trace& recorded, const recipes::RecipeInfo& reci
   // that leaves the recording (sim::EventLog::expect); the rest is compared afterwards.
   out.replayed = record(recipe, recorded.scenario, sim::make_replay_strategy(recorded.decisions),
                         &strategy_divergence, &recorded.events);
+  // The replay reports what the recording reports: the same property, when it named one.
+  out.replayed.reported = recorded.reported;
   // The log keeps lines up to and including the first divergent one, so the run stopped early
   // exactly when its last line is not the recording's line at that index.
   const std::vector<sim::LoggedEvent>& got = out.replayed.events;
@@ -186,8 +188,13 @@ ReplayResult replay_trace(const Trace& recorded, const recipes::RecipeInfo& reci
 }
 
 std::vector<Verdict> recheck_trace(const Trace& recorded, const recipes::RecipeInfo& recipe) {
-  return properties::run_scenario(recipe, properties::claims_for(recipe), recorded.scenario)
-      .verdicts;
+  const properties::Claims claims = properties::claims_for(recipe);
+  if (recorded.strategy != kShrunkStrategy) {
+    return properties::run_scenario(recipe, claims, recorded.scenario).verdicts;
+  }
+  const RunResult r = properties::run_in_sim(recipe.make, recorded.scenario, false,
+                                             make_lenient_strategy(recorded.decisions));
+  return properties::judge(recipe, claims, recorded.scenario, r);
 }
 
 std::optional<uint64_t> first_failing_seed(const recipes::RecipeInfo& recipe, uint64_t max_seed) {
@@ -224,7 +231,10 @@ std::string save_seed_failure(const recipes::RecipeInfo& recipe, uint64_t seed,
   return save_scenario_failure(recipe, check_scenario(recipe, seed, allowed), dir, error);
 }
 
-std::string verdict_summary(const Trace& trace) { return verdict_summary(trace.verdicts); }
+std::string verdict_summary(const Trace& trace) {
+  if (const Verdict* v = trace.violation()) return verdict_line(v);
+  return verdict_summary(trace.verdicts);
+}
 
 std::string verdict_summary(const std::vector<Verdict>& verdicts) {
   const Verdict* v = first_violation(verdicts);

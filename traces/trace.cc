@@ -522,8 +522,18 @@ Trace trace_from_json(const Json& json) {
   for (const Node& v : doc["verdicts"].elements()) {
     t.verdicts.push_back(verdict_from_json(v, t.history.size()));
   }
-  // "verdict" is derived from "verdicts" (their first violation); an edit of one alone is an
-  // inconsistent document, not a new verdict.
+  if (doc.json.contains("reported")) {
+    const Node reported = doc["reported"];
+    t.reported = parse_enum<properties::Property>(reported, properties::kPropertyCount,
+                                                  property_name, "property");
+    if (t.violation() == nullptr) {
+      out_of_range(reported, std::string("verdicts hold no violation of ") +
+                                 property_name(*t.reported) +
+                                 " (\"reported\" must name a violated property)");
+    }
+  }
+  // "verdict" is derived from "verdicts" (the reported property's violation, else their first);
+  // an edit of one alone is an inconsistent document, not a new verdict.
   const Verdict* first = t.violation();
   const Json expected = first != nullptr ? verdict_to_json(*first) : Json{{"ok", true}};
   const Node reported = doc["verdict"];
@@ -534,7 +544,8 @@ Trace trace_from_json(const Json& json) {
             ? "verdicts[" + std::to_string(first - t.verdicts.data()) + "]" + where.substr(7)
             : std::string("verdicts, which hold no violation");
     throw SchemaError{where + " differs from " + source +
-                      ": \"verdict\" must repeat the first violation in \"verdicts\""};
+                      ": \"verdict\" must repeat the reported (else the first) violation in "
+                      "\"verdicts\""};
   }
   return t;
 }
@@ -543,7 +554,7 @@ Trace trace_from_json(const Json& json) {
 
 const properties::Verdict* Trace::violation() const {
   for (const Verdict& v : verdicts) {
-    if (!v.ok) return &v;
+    if (!v.ok && (!reported || v.property == *reported)) return &v;
   }
   return nullptr;
 }
@@ -573,6 +584,7 @@ std::string to_json_text(const Trace& t) {
   doc["recipe"] = recipe;
   doc["seed"] = t.scenario.seed;
   doc["strategy"] = t.strategy;
+  if (t.reported) doc["reported"] = property_name(*t.reported);  // only when set
   const properties::Verdict* bad = t.violation();
   doc["verdict"] = bad != nullptr ? verdict_to_json(*bad) : Json{{"ok", true}};
   Json verdicts = Json::array();

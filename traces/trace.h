@@ -63,7 +63,10 @@ struct Trace {
   std::string recipe_expected;     // "correct" / "broken", informational
   std::string recipe_fingerprint;  // recipe_fingerprint() at recording time
   properties::Scenario scenario;   // scenario.seed is the world's seed
-  std::string strategy;            // the strategy that made the decisions ("random")
+  std::string strategy;            // the strategy that made the decisions ("random", "shrunk")
+  // The property the trace reports, when the recording says so (`lockstep check` saves the
+  // property it printed): it must be violated in `verdicts`. Unset: the first violation.
+  std::optional<properties::Property> reported;
   std::vector<sim::Decision> decisions;
   std::vector<sim::LoggedEvent> events;  // the simulator's event log
   uint64_t event_count = 0;              // sim::EventLog::size()
@@ -72,7 +75,9 @@ struct Trace {
   std::vector<properties::Verdict> verdicts;  // every property judged, in Property order
   RunInfo run;
 
-  // The verdict the trace reports: its first violation, or nullptr when every property held.
+  // The verdict the trace reports: the violated verdict of `reported` when set (nullptr when that
+  // property held or was not judged), else its first violation, or nullptr when every property
+  // held.
   const properties::Verdict* violation() const;
 };
 

@@ -283,6 +283,50 @@ TEST(TraceFormat, SchemaViolationsAreNamed) {
             std::string::npos);
 }
 
+// A trace that names the property it reports ("reported") headlines that violation, not the
+// first in Property order, and writes and reads back to the same bytes; without the key it is the
+// first violation. A "reported" that names a property the verdicts hold, or no property at all,
+// is bad input naming the field.
+TEST(TraceFormat, ReportedPropertyIsHeadlinedAndValidated) {
+  Trace t;
+  t.recipe = "fair-mutex";
+  t.history.add(properties::Event{});
+  t.verdicts.push_back(properties::Verdict{properties::Property::kMutualExclusion, true, "", {}, {}});
+  t.verdicts.push_back(properties::Verdict{properties::Property::kNoOrphans, false, "orphan", {0}, {}});
+  t.verdicts.push_back(
+      properties::Verdict{properties::Property::kTimeoutCleanup, false, "left", {0}, {}});
+  ASSERT_NE(t.violation(), nullptr);
+  EXPECT_EQ(t.violation()->property, properties::Property::kNoOrphans);
+  EXPECT_EQ(to_json_text(t).find("\"reported\""), std::string::npos);  // written only when set
+  t.reported = properties::Property::kTimeoutCleanup;
+  ASSERT_NE(t.violation(), nullptr);
+  EXPECT_EQ(t.violation()->property, properties::Property::kTimeoutCleanup);
+  EXPECT_EQ(verdict_summary(t), "timeout-cleanup VIOLATED: left (history events #0)");
+  const std::string text = to_json_text(t);
+  EXPECT_NE(text.find("\"reported\": \"timeout-cleanup\""), std::string::npos) << text;
+  const Trace back = parse_ok(text);
+  EXPECT_EQ(back.reported, t.reported);
+  EXPECT_EQ(to_json_text(back), text);
+
+  std::string held = text;
+  replace_once(&held, "\"reported\": \"timeout-cleanup\"", "\"reported\": \"mutual-exclusion\"");
+  const std::string why = parse_error(held).message;
+  EXPECT_NE(why.find("reported is \"mutual-exclusion\", but verdicts hold no violation of "
+                     "mutual-exclusion"),
+            std::string::npos)
+      << why;
+  std::string unknown = text;
+  replace_once(&unknown, "\"reported\": \"timeout-cleanup\"", "\"reported\": \"speed\"");
+  EXPECT_NE(parse_error(unknown).message.find("reported: unknown property \"speed\""),
+            std::string::npos)
+      << parse_error(unknown).message;
+  // The verdict must repeat the reported violation, not the first one.
+  std::string first = text;
+  replace_once(&first, "\"reported\": \"timeout-cleanup\",\n", "");
+  EXPECT_NE(parse_error(first).message.find("\"verdict\" must repeat"), std::string::npos)
+      << parse_error(first).message;
+}
+
 // A missing file and a directory are bad input with the path in the message.
 TEST(TraceFormat, MissingFileIsBadInput) {
   TempDir dir;
