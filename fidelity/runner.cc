@@ -194,7 +194,7 @@ zk::Task<RawOutcome> issue(State& st, const Op& op) {
       auto r = co_await s.get_children(path, op.watch ? &w : nullptr);
       out.error = r.error;
       if (r.ok()) {
-        out.children = r.value.names;
+        out.children = r.value.names.vector();
         out.stat = r.value.stat;
       }
       break;

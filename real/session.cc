@@ -257,8 +257,10 @@ void on_children(int rc, const struct String_vector* names, const struct Stat* s
   r.error = error_from_c(rc);
   if (rc == ZOK) {
     if (names != nullptr) {
-      r.value.names.reserve(static_cast<size_t>(names->count));
-      for (int32_t i = 0; i < names->count; ++i) r.value.names.emplace_back(names->data[i]);
+      std::vector<std::string> list;
+      list.reserve(static_cast<size_t>(names->count));
+      for (int32_t i = 0; i < names->count; ++i) list.emplace_back(names->data[i]);
+      r.value.names = zk::Names(std::move(list));
     }
     if (stat != nullptr) r.value.stat = detail::stat_from_c(*stat);
   }

@@ -380,28 +380,29 @@ bool sequence_after_marker(std::string_view name, std::string_view marker, zk::S
   return false;
 }
 
+// The queue order (SortOrder) as a comparison; `reference` is our own sequence.
 template <class C>
-void sort_impl(std::vector<C>* cs, zk::Sequence reference, SortOrder order) {
+bool queue_before(const C& a, const C& b, zk::Sequence reference, SortOrder order) {
   auto serial = [reference](const C& c) {
     return static_cast<int32_t>(static_cast<uint32_t>(c.seq.value) -
                                 static_cast<uint32_t>(reference.value));
   };
   switch (order) {
-    case SortOrder::kSequence:
-      std::sort(cs->begin(), cs->end(), [&](const C& a, const C& b) {
-        const int32_t ka = serial(a), kb = serial(b);
-        return ka != kb ? ka < kb : a.name < b.name;
-      });
-      break;
-    case SortOrder::kFullName:
-      std::sort(cs->begin(), cs->end(), [](const C& a, const C& b) { return a.name < b.name; });
-      break;
+    case SortOrder::kSequence: {
+      const int32_t ka = serial(a), kb = serial(b);
+      return ka != kb ? ka < kb : a.name < b.name;
+    }
+    case SortOrder::kFullName: return a.name < b.name;
     case SortOrder::kSignedValue:
-      std::sort(cs->begin(), cs->end(), [](const C& a, const C& b) {
-        return a.seq.value != b.seq.value ? a.seq.value < b.seq.value : a.name < b.name;
-      });
-      break;
+      return a.seq.value != b.seq.value ? a.seq.value < b.seq.value : a.name < b.name;
   }
+  return false;
+}
+
+template <class C>
+void sort_impl(std::vector<C>* cs, zk::Sequence reference, SortOrder order) {
+  std::sort(cs->begin(), cs->end(),
+            [&](const C& a, const C& b) { return queue_before(a, b, reference, order); });
 }
 
 }  // namespace
@@ -425,6 +426,53 @@ void parse_contender_views(const std::vector<std::string>& names,
 
 void sort_contender_views(std::vector<ContenderView>* cs, zk::Sequence reference, SortOrder order) {
   sort_impl(cs, reference, order);
+}
+
+std::optional<Ahead> Ahead::of(std::vector<ContenderView>* cs, std::string_view mine,
+                               zk::Sequence reference, SortOrder order) {
+  auto self = std::find_if(cs->begin(), cs->end(),
+                           [&](const ContenderView& c) { return c.name == mine; });
+  if (self == cs->end()) return std::nullopt;
+  const ContenderView me = *self;
+  auto end = std::partition(cs->begin(), cs->end(), [&](const ContenderView& c) {
+    return queue_before(c, me, reference, order);
+  });
+  return Ahead(cs, static_cast<size_t>(end - cs->begin()), reference, order);
+}
+
+bool Ahead::before(const ContenderView& a, const ContenderView& b) const {
+  return queue_before(a, b, reference_, order_);
+}
+
+const ContenderView& Ahead::nearest() const {
+  return *std::max_element(cs_->begin(), cs_->begin() + static_cast<std::ptrdiff_t>(size_),
+                           [&](const ContenderView& a, const ContenderView& b) {
+                             return before(a, b);
+                           });
+}
+
+const ContenderView& Ahead::first() const {
+  return *std::min_element(cs_->begin(), cs_->begin() + static_cast<std::ptrdiff_t>(size_),
+                           [&](const ContenderView& a, const ContenderView& b) {
+                             return before(a, b);
+                           });
+}
+
+const ContenderView* Ahead::nearest_with_marker(size_t marker) const {
+  const ContenderView* out = nullptr;
+  for (size_t i = 0; i < size_; ++i) {
+    const ContenderView& c = (*cs_)[i];
+    if (c.marker == marker && (out == nullptr || before(*out, c))) out = &c;
+  }
+  return out;
+}
+
+const ContenderView& Ahead::at(size_t k) {
+  const auto begin = cs_->begin();
+  std::nth_element(begin, begin + static_cast<std::ptrdiff_t>(k),
+                   begin + static_cast<std::ptrdiff_t>(size_),
+                   [&](const ContenderView& a, const ContenderView& b) { return before(a, b); });
+  return (*cs_)[k];
 }
 
 }  // namespace detail

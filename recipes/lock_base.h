@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -268,6 +269,36 @@ void parse_contender_views(const std::vector<std::string>& names,
                            const std::vector<std::string>& markers,
                            std::vector<ContenderView>* out);
 void sort_contender_views(std::vector<ContenderView>* cs, zk::Sequence reference, SortOrder order);
+
+// The contenders ahead of ours in the queue, for a waiter that needs one of them (the nearest,
+// the first, the nearest of a kind, the k-th), not the whole queue in order: one pass over the
+// list instead of a sort, which matters when ten thousand contenders each list ten thousand
+// names. The queue order is sort_contender_views's, so every pick is the contender that sorting
+// would have put at that place.
+class Ahead {
+ public:
+  // Moves the contenders ordered before the one named `mine` to the front of *cs (in no
+  // particular order) and views them. nullopt when `mine` is not in *cs. *cs must outlive it.
+  static std::optional<Ahead> of(std::vector<ContenderView>* cs, std::string_view mine,
+                                 zk::Sequence reference, SortOrder order);
+
+  size_t size() const { return size_; }  // our place in the queue (0: first)
+  const ContenderView& nearest() const;  // the last one ahead (REQUIRES: size() > 0)
+  const ContenderView& first() const;    // the first in the queue (REQUIRES: size() > 0)
+  // The last one ahead with this marker, or nullptr.
+  const ContenderView* nearest_with_marker(size_t marker) const;
+  // The one at place k of the queue (REQUIRES: k < size()); reorders those ahead.
+  const ContenderView& at(size_t k);
+
+ private:
+  Ahead(std::vector<ContenderView>* cs, size_t size, zk::Sequence reference, SortOrder order)
+      : cs_(cs), size_(size), reference_(reference), order_(order) {}
+  bool before(const ContenderView& a, const ContenderView& b) const;
+  std::vector<ContenderView>* cs_;
+  size_t size_;
+  zk::Sequence reference_;
+  SortOrder order_;
+};
 }  // namespace detail
 
 }  // namespace lockstep::recipes

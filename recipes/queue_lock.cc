@@ -190,17 +190,18 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
       if (flaws_.wait_on_event_thread) hand_to_event_thread(watch, &inbox);
     }
     std::vector<detail::ContenderView>& cs = contenders_;  // views into ch: used only here
-    detail::parse_contender_views(ch.value.names, markers_, &cs);
-    detail::sort_contender_views(&cs, mine->seq, flaws_.sort);
-    auto it = std::find_if(cs.begin(), cs.end(),
-                           [&](const detail::ContenderView& c) { return c.name == mine->name; });
-    if (it == cs.end()) {  // our node vanished (deleted by someone): start over
+    detail::parse_contender_views(ch.value.names.vector(), markers_, &cs);
+    std::optional<detail::Ahead> ahead = detail::Ahead::of(&cs, mine->name, mine->seq, flaws_.sort);
+    if (!ahead) {  // our node vanished (deleted by someone): start over
       ++stats_.restarts;
       mine.reset();
       continue;
     }
-    const Verdict v = decide(cs, static_cast<size_t>(it - cs.begin()),
-                             capacity.value_or(options().max_leases));
+    const Verdict v = decide(*ahead, capacity.value_or(options().max_leases));
+    // The listing is not needed while we wait: let it go (ten thousand waiters would otherwise
+    // each keep one, and the server's listings would not be freed as the directory changes).
+    cs.clear();
+    ch.value.names = {};
     if (v.holds)
       co_return zk::Result<Held>{Error::kOk, Held{mine->path, mine->czxid, mine->session}};
 
@@ -296,17 +297,17 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
   co_return co_await give_up(*mine, Error::kConnectionLoss);
 }
 
-QueueLock::Verdict QueueLock::decide(const std::vector<detail::ContenderView>& cs, size_t i,
-                                     uint32_t capacity) const {
+QueueLock::Verdict QueueLock::decide(detail::Ahead& ahead, uint32_t capacity) const {
   Verdict v;
-  const auto watch_node = [&](size_t j) {
-    v.watch = cs[j].name;
+  const size_t i = ahead.size();  // our place in the queue
+  const auto watch_node = [&](const detail::ContenderView& c) {
+    v.watch = c.name;
     return v;
   };
   switch (policy_) {
     case QueuePolicy::kMutex:
       if (i == 0) break;
-      return watch_node(flaws_.watch_first_node ? 0 : i - 1);
+      return watch_node(flaws_.watch_first_node ? ahead.first() : ahead.nearest());
     case QueuePolicy::kNaive:
       if (i == 0) break;
       v.watch_children = true;
@@ -314,17 +315,16 @@ QueueLock::Verdict QueueLock::decide(const std::vector<detail::ContenderView>& c
     case QueuePolicy::kReadWrite:
       if (options().role == Role::kRead) {
         if (flaws_.reader_ignores_writers) break;
-        for (size_t j = i; j-- > 0;) {
-          if (cs[j].marker == 1) return watch_node(j);  // the nearest earlier writer
-        }
+        // The nearest earlier writer.
+        if (const detail::ContenderView* w = ahead.nearest_with_marker(1)) return watch_node(*w);
         break;
       }
       if (i == 0) break;
-      return watch_node(i - 1);  // a writer waits for the nearest earlier node of any kind
+      return watch_node(ahead.nearest());  // a writer waits for the nearest earlier node
     case QueuePolicy::kSemaphore: {
       const size_t n = std::max<uint32_t>(capacity, 1);
       if (i < n) break;
-      if (flaws_.watch_lease_ahead) return watch_node(i - n);
+      if (flaws_.watch_lease_ahead) return watch_node(ahead.at(i - n));
       v.watch_children = true;
       return v;
     }
@@ -458,7 +458,7 @@ zk::Task<zk::Result<QueueLock::Node>> QueueLock::find_own(std::string prefix) {
   if (!s.ok() && s.error != Error::kNoNode) co_return zk::Result<Node>::failure(s.error);
   zk::Result<zk::Children> ch = co_await session().get_children(dir());
   if (!ch.ok()) co_return zk::Result<Node>::failure(ch.error);
-  std::vector<std::string> names = ch.value.names;
+  std::vector<std::string> names = ch.value.names.vector();
   std::sort(names.begin(), names.end());  // deterministic probing order
   for (const std::string& name : names) {
     if (name.compare(0, prefix.size(), prefix) != 0) continue;
@@ -489,7 +489,7 @@ zk::Task<zk::Result<std::string>> ElectionCandidate::leader() {
   for (int i = 0; i < kMaxRetries; ++i) {
     zk::Result<zk::Children> ch = co_await session().get_children(dir());
     if (!ch.ok()) co_return R::failure(ch.error);
-    std::vector<Contender> cs = parse_contenders(ch.value.names, markers());
+    std::vector<Contender> cs = parse_contenders(ch.value.names.vector(), markers());
     if (cs.empty()) co_return R::failure(Error::kNoNode);
     sort_contenders(&cs, cs.front().seq, SortOrder::kSequence);
     zk::Result<zk::NodeData> d = co_await session().get_data(dir() + "/" + cs.front().name);

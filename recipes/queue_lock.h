@@ -146,8 +146,8 @@ class QueueLock : public LockBase {
   // Ends an attempt that owns `mine` with error `why`, deleting the node unless the session is
   // gone (or a flaw says to leave it).
   zk::Task<zk::Result<Held>> give_up(Node mine, zk::Error why);
-  Verdict decide(const std::vector<detail::ContenderView>& sorted, size_t mine,
-                 uint32_t capacity) const;
+  // What the contender with `ahead` before it does: hold, or watch one node or the children.
+  Verdict decide(detail::Ahead& ahead, uint32_t capacity) const;
   std::string our_marker() const;
   static std::vector<std::string> markers_of(QueuePolicy policy, const std::string& marker);
 

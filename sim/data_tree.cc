@@ -212,6 +212,7 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
   LOCKSTEP_ASSERT(parent != nullptr);
   const std::string_view name = name_of(txn.path);
   parent->children.emplace(child_key(name), std::string(name));
+  parent->listed = false;
   parent->stat.cversion++;
   parent->stat.pzxid = txn.zxid;
   parent->stat.num_children++;
@@ -249,6 +250,7 @@ void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Tr
   LOCKSTEP_ASSERT(parent != nullptr);
   const std::string_view name = name_of(path);
   parent->children.erase(std::make_pair(child_key(name), std::string(name)));
+  parent->listed = false;
   parent->stat.cversion++;
   parent->stat.pzxid = zxid;
   parent->stat.num_children--;
@@ -272,11 +274,14 @@ uint32_t DataTree::ephemeral_count(zk::SessionId owner) const {
   return it == ephemerals_.end() ? 0 : it->second;
 }
 
-std::vector<std::string> DataTree::children_in_order(const Node& node) const {
+zk::Names DataTree::children_in_order(const Node& node) const {
+  if (node.listed) return node.listing;
   std::vector<std::string> out;
   out.reserve(node.children.size());
   for (const auto& [key, name] : node.children) out.push_back(name);
-  return out;
+  node.listing = zk::Names(std::move(out));
+  node.listed = true;
+  return node.listing;
 }
 
 void DataTree::set_sequence_counter(std::string_view parent, int32_t next) {

@@ -49,6 +49,10 @@ struct Node {
   zk::SessionId extended_type;
   int32_t next_sequence = 0;
   std::set<std::pair<uint64_t, std::string>> children;  // (hash, name)
+  // The children as the last get_children reply listed them, shared by every reply made while
+  // they stay the same (DataTree::children_in_order); `listed` is false once a child came or went.
+  mutable zk::Names listing;
+  mutable bool listed = false;
 };
 
 enum class TxnType : uint8_t { kCreate, kDelete, kSetData, kKillSession };
@@ -87,7 +91,8 @@ class DataTree {
   // REQUIRES: txn was prepared against a tree in the same state.
   void apply(const Txn& txn, std::vector<Trigger>* triggers);
 
-  std::vector<std::string> children_in_order(const Node& node) const;
+  // The node's children in iteration order (invariant 5), shared until a child comes or goes.
+  zk::Names children_in_order(const Node& node) const;
   // Ephemeral nodes per owning session (only sessions that own one), for the invariant that
   // no ephemeral outlives its session.
   const std::map<uint64_t, uint32_t>& ephemeral_owners() const { return ephemerals_; }

@@ -90,7 +90,7 @@ struct DownMsg {
   std::string path;  // created path (create), watched path (notify)
   std::string data;
   zk::Stat stat;
-  std::vector<std::string> children;
+  zk::Names children;  // get_children: shared with every reply made from the same listing
   zk::EventType event = zk::EventType::kSession;
   zk::SessionId session;       // kConnected
   zk::Duration timeout;        // kConnected

@@ -41,7 +41,7 @@ size_t DownMsg::frame_bytes() const {
   const size_t header = 16;  // xid, zxid, err
   const size_t stat_bytes = 68;
   size_t n = header + 4 + path.size() + 4 + data.size() + stat_bytes + 4;
-  for (const std::string& c : children) n += 4 + c.size();
+  n += children.wire_bytes();
   return n;
 }
 

@@ -26,7 +26,7 @@ inline zk::Task<int> check_turn(zk::Session* s, std::string me) {
   // 1 = holds, 0 = woke up (re-check), -1 = give up the round.
   auto kids = co_await s->get_children("/lock");
   if (!kids.ok()) co_return -1;
-  std::vector<std::string> names = std::move(kids.value.names);
+  std::vector<std::string> names = kids.value.names.vector();
   std::sort(names.begin(), names.end());
   auto it = std::find(names.begin(), names.end(), me);
   if (it == names.end()) co_return -1;

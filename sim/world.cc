@@ -152,7 +152,7 @@ std::optional<NodeView> World::Impl::node_on(uint32_t server_id, std::string_vie
   const DataTree& tree = servers_[server_id - 1]->tree;
   const Node* n = tree.find(path);
   if (n == nullptr) return std::nullopt;
-  NodeView v{std::string(path), n->data, n->stat, tree.children_in_order(*n)};
+  NodeView v{std::string(path), n->data, n->stat, tree.children_in_order(*n).vector()};
   std::sort(v.children.begin(), v.children.end());
   return v;
 }

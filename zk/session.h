@@ -54,7 +54,7 @@ struct NodeData {
 };
 
 struct Children {
-  std::vector<std::string> names;  // NOT sorted: the server's own order (hash-set order)
+  Names names;  // NOT sorted: the server's own order (hash-set order); shared, never copied
   Stat stat;                       // the parent's stat
 };
 

@@ -141,4 +141,15 @@ const char* error_name(Error e) {
   return "ZUNKNOWN";
 }
 
+Names::Names(std::vector<std::string> names) {
+  size_t bytes = 0;
+  for (const std::string& n : names) bytes += 4 + n.size();
+  list_ = std::make_shared<const List>(List{std::move(names), bytes});
+}
+
+const std::vector<std::string>& Names::empty_list() {
+  static const std::vector<std::string> kEmpty;
+  return kEmpty;
+}
+
 }  // namespace zk
