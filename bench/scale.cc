@@ -13,7 +13,7 @@
 // says false. The per-grant figures stay comparable across sizes either way.
 //
 // Usage (cli/cli.h's parser): lockstep_scale [--recipe R] [--clients N] [--rounds K]
-//   [--hold-us U] [--seed S] [--max-grants G] [--max-cpu-s S] [--json]
+//   [--hold-us U] [--seed S] [--max-grants G] [--max-cpu-s S] [--json | --row | --header]
 // Exit status 0; 2 for a usage error or an unknown recipe.
 #include <sys/resource.h>
 
@@ -84,8 +84,19 @@ zk::Task<void> rounds(lockstep::sim::Client* c, const RecipeInfo* recipe, uint32
   ++totals->finished;
 }
 
+// One row of `./lockstep bench`'s table, and its header.
+constexpr const char* kRowFormat =
+    "%-12s %8" PRIu64 " %8" PRIu64 " %8.2f %8.2f %9.1f %10" PRIu64 " %12.0f %13.2f %10.1f%s\n";
+constexpr const char* kHeader =
+    "recipe        clients   grants   wall_s    cpu_s  rss_mib   requests  req_per_cpu_s  "
+    "notif/release   us/grant\n";
+
 int run_scale(const Command& self, const Args& args, const Io& io) {
   namespace cli = lockstep::cli;
+  if (args.has("header")) {
+    io.out << kHeader;
+    return cli::kExitOk;
+  }
   const std::string name = args.get("recipe", "fair-mutex");
   const RecipeInfo* recipe = lockstep::recipes::find_recipe(name);
   if (recipe == nullptr) {
@@ -142,7 +153,11 @@ int run_scale(const Command& self, const Args& args, const Io& io) {
       totals.grants > 0 ? cpu_s * 1e6 / static_cast<double>(totals.grants) : 0.0;
   const double rss = peak_rss_mib();
   char line[1024];
-  if (args.has("json")) {
+  if (args.has("row")) {
+    std::snprintf(line, sizeof line, kRowFormat, recipe->name.c_str(), *clients, totals.grants,
+                  wall_s, cpu_s, rss, requests, per_cpu, per_release, us_per_grant,
+                  complete ? "" : "  (stopped early)");
+  } else if (args.has("json")) {
     std::snprintf(line, sizeof line,
                   "{\"recipe\": \"%s\", \"clients\": %" PRIu64 ", \"rounds\": %" PRIu64
                   ", \"complete\": %s, \"grants\": %" PRIu64 ", \"releases\": %" PRIu64
@@ -183,7 +198,9 @@ const Command kScale = {
               {"seed", "S", "the World's seed (default 1)"},
               {"max-grants", "G", "stop after G grants (0: no limit)"},
               {"max-cpu-s", "S", "stop after S CPU-seconds (0: no limit)"},
-              {"json", "", "print one JSON object"}},
+              {"json", "", "print one JSON object"},
+              {"row", "", "print one row of ./lockstep bench's table"},
+              {"header", "", "print that table's header and exit"}},
     .run = run_scale,
     .details = "output: one line (or one JSON object with keys recipe, clients, rounds, complete,\n"
                "grants, releases, failures, wall_s, cpu_s, peak_rss_mib, requests,\n"
