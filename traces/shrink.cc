@@ -135,8 +135,9 @@ void normalize_client_knobs(Scenario* s) {
 // holder is no violation by itself.)
 bool one_round_one_long_holder(Scenario* s, uint32_t c, uint32_t times) {
   WorkloadOptions& w = s->workload;
+  // Only for a scenario with long holds (once applied, long_hold_percent is 0).
   if (c == 0 || c > w.clients || w.clients < 2 || w.long_hold.us <= 0) return false;
-  if (w.rounds == 1 && w.long_hold_percent == 0 && !w.client_holds.empty()) return false;
+  if (w.long_hold_percent == 0) return false;
   w.rounds = 1;
   w.client_rounds.clear();
   w.long_hold_percent = 0;
@@ -374,21 +375,15 @@ class StructureShrinker {
       progress = drop_fault_chunks() || progress;
       progress = move_faults_to_earlier_clients() || progress;
       progress = drop_clients() || progress;
-      progress = drop_clients_keeping_streams() || progress;
-      progress = fewer_rounds_per_client() || progress;
-      for (uint32_t times : {1u, 2u}) {
-        for (uint32_t c = 1; c <= best_->scenario.workload.clients; ++c) {
-          progress = attempt([c, times](Scenario* x) { return one_round_one_long_holder(x, c, times); },
-                             false) ||
-                     progress;
-        }
-      }
       for (const Step& step : structural) {
         while (attempt(step, false)) progress = true;
       }
       for (const Step& step : tuning_steps(best_->scenario)) {
         while (attempt(step, true)) progress = true;
       }
+      // The per-client knobs only once the steps above are done: they take a scenario apart
+      // where those cannot, and before them would lead the greedy search elsewhere.
+      if (!progress) progress = per_client_steps();
     }
   }
 
@@ -484,23 +479,30 @@ class StructureShrinker {
     return kept;
   }
 
-  // Any client, last first, the others keeping their random streams: as it is, then (with more
-  // than one attempt) with every fault at k/8 of its time as drop_clients does.
+  // The steps that use the per-client knobs (WorkloadOptions::client_streams, client_rounds,
+  // client_holds).
+  bool per_client_steps() {
+    bool kept = drop_clients_keeping_streams();
+    kept = fewer_rounds_per_client() || kept;
+    for (uint32_t times : {1u, 2u}) {
+      for (uint32_t c = 1; c <= best_->scenario.workload.clients; ++c) {
+        kept = attempt([c, times](Scenario* x) { return one_round_one_long_holder(x, c, times); },
+                       false) ||
+               kept;
+      }
+    }
+    return kept;
+  }
+
+  // Any client but the last (dropping the last renumbers nobody: drop_clients tried it), last
+  // first, the others keeping their random streams.
   bool drop_clients_keeping_streams() {
     bool kept = false;
     for (uint32_t c = best_->scenario.workload.clients; c >= 1; --c) {
-      if (attempt([c](Scenario* x) { return drop_client_keeping_streams(x, c); }, false)) {
-        kept = true;
+      if (c == best_->scenario.workload.clients && best_->scenario.workload.client_streams.empty()) {
         continue;
       }
-      for (uint32_t k = 1; k <= 12 && attempts_ > 1 && !best_->scenario.faults.empty(); ++k) {
-        if (k == 8) continue;
-        if (attempt([c, k](Scenario* x) { return drop_client_keeping_streams(x, c) && scale(x, k, 8); },
-                    false, 3)) {
-          kept = true;
-          break;
-        }
-      }
+      kept = attempt([c](Scenario* x) { return drop_client_keeping_streams(x, c); }, false) || kept;
     }
     return kept;
   }
