@@ -7,7 +7,10 @@
 //      moved to an earlier client, any client with its faults and role, rounds, callers, leases,
 //      the optional workload behaviours, reopens, the ensemble, the local expiry, the sequence
 //      wrap), then, kept only when the history gets no larger, shorter holds and earlier and
-//      shorter faults. First with the seed's random strategy alone (shrink_scenario stops there);
+//      shorter faults; once a pass of those keeps nothing, the steps that use the per-client
+//      knobs (WorkloadOptions::client_streams, client_rounds, client_holds): a client dropped
+//      with the others keeping their random streams, one client's rounds cut, and one round for
+//      every client with one long holder. First with the seed's random strategy alone (shrink_scenario stops there);
 //      then each candidate also with the lenient strategy over the current run's decisions and a
 //      few other random schedules, since a smaller scenario may show the bug under another
 //      schedule than the seed's.
