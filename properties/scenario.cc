@@ -58,7 +58,8 @@ std::string describe(const Scenario& s) {
   if (!w.client_holds.empty()) {
     out += " client_holds=";
     for (size_t i = 0; i < w.client_holds.size(); ++i) {
-      out += (i ? "," : "") + (w.client_holds[i].us > 0 ? zk::to_string(w.client_holds[i]) : "drawn");
+      out +=
+          (i ? "," : "") + (w.client_holds[i].us > 0 ? zk::to_string(w.client_holds[i]) : "drawn");
     }
   }
   if (s.sequence_start) out += " sequence_start=" + std::to_string(*s.sequence_start);

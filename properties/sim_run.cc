@@ -170,7 +170,8 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
     // two together). Before any task of the client has run, so it draws from nothing else.
     if (!s.workload.client_streams.empty()) {
       const uint32_t id = s.workload.client_streams[c - 1];
-      client.context().rng() = zk::Prng(zk::Prng(s.seed).split("client-" + std::to_string(id)).seed());
+      client.context().rng() =
+          zk::Prng(zk::Prng(s.seed).split("client-" + std::to_string(id)).seed());
     }
   }
   // Setup: client 1 makes the lock directory, so a scenario can set its sequence counter.

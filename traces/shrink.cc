@@ -10,10 +10,10 @@
 //      shorter faults; once a pass of those keeps nothing, the steps that use the per-client
 //      knobs (WorkloadOptions::client_streams, client_rounds, client_holds): a client dropped
 //      with the others keeping their random streams, one client's rounds cut, and one round for
-//      every client with one long holder. First with the seed's random strategy alone (shrink_scenario stops there);
-//      then each candidate also with the lenient strategy over the current run's decisions and a
-//      few other random schedules, since a smaller scenario may show the bug under another
-//      schedule than the seed's.
+//      every client with one long holder. First with the seed's random strategy alone
+//      (shrink_scenario stops there); then each candidate also with the lenient strategy over the
+//      current run's decisions and a few other random schedules, since a smaller scenario may show
+//      the bug under another schedule than the seed's.
 //   2. The schedule: delta debugging over the recorded decisions. A candidate answers some of
 //      them 0 (the scheduler's default choice: the first due event, the first latency bucket,
 //      ...) and is run with the lenient strategy, which follows a decision list by position
@@ -502,7 +502,8 @@ class StructureShrinker {
   bool drop_clients_keeping_streams() {
     bool kept = false;
     for (uint32_t c = best_->scenario.workload.clients; c >= 1; --c) {
-      if (c == best_->scenario.workload.clients && best_->scenario.workload.client_streams.empty()) {
+      if (c == best_->scenario.workload.clients &&
+          best_->scenario.workload.client_streams.empty()) {
         continue;
       }
       kept = attempt([c](Scenario* x) { return drop_client_keeping_streams(x, c); }, false) || kept;

@@ -79,7 +79,8 @@ TEST(Shrink, WithoutClientKeepsTheOthersPerClientKnobs) {
   const Scenario t = without_client(s, 2);
   EXPECT_EQ(t.workload.client_streams, (std::vector<uint32_t>{1, 3}));
   EXPECT_EQ(t.workload.client_rounds, (std::vector<uint32_t>{5, 2}));
-  EXPECT_EQ(t.workload.client_holds, (std::vector<zk::Duration>{zk::Duration{}, zk::microseconds(9)}));
+  EXPECT_EQ(t.workload.client_holds,
+            (std::vector<zk::Duration>{zk::Duration{}, zk::microseconds(9)}));
 }
 
 // A lost wake-up that a random run shows only after rounds of holds lining up (semaphore-watch-

@@ -395,8 +395,9 @@ properties::WorkloadOptions workload_from_json(const Node& j) {
     return out;
   };
   w.client_streams = per_client("client_streams", [](const Node& e) {
-    return count32(e, 1, kMaxClients,
-                   "a client's stream is that of a client number, 1.." + std::to_string(kMaxClients));
+    return count32(
+        e, 1, kMaxClients,
+        "a client's stream is that of a client number, 1.." + std::to_string(kMaxClients));
   });
   const uint32_t rounds = w.rounds;
   w.client_rounds = per_client("client_rounds", [rounds](const Node& e) {

@@ -314,21 +314,18 @@ TEST(TraceFormat, PerClientKnobsAreOptionalAndValidated) {
             std::string::npos)
       << parse_error(text).message;
   text = set;
-  replace_once(&text, "\"client_streams\": [1,3]",
-               "\"client_streams\": [1, 0]");
+  replace_once(&text, "\"client_streams\": [1,3]", "\"client_streams\": [1, 0]");
   EXPECT_NE(parse_error(text).message.find("client_streams[1] is 0, but a client's stream"),
             std::string::npos)
       << parse_error(text).message;
   text = set;
-  replace_once(&text, "\"client_rounds\": [3,1]",
-               "\"client_rounds\": [4, 1]");
+  replace_once(&text, "\"client_rounds\": [3,1]", "\"client_rounds\": [4, 1]");
   EXPECT_NE(parse_error(text).message.find(
                 "client_rounds[0] is 4, but a client does at most the scenario's rounds, 0..3"),
             std::string::npos)
       << parse_error(text).message;
   text = set;
-  replace_once(&text, "\"client_holds_us\": [0,5]",
-               "\"client_holds_us\": [0, -5]");
+  replace_once(&text, "\"client_holds_us\": [0,5]", "\"client_holds_us\": [0, -5]");
   EXPECT_NE(parse_error(text).message.find("client_holds_us[1] is -5"), std::string::npos)
       << parse_error(text).message;
 }
