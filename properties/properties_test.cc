@@ -582,5 +582,59 @@ TEST(Determinism, SameScenarioSameHistory) {
   }
 }
 
+// The per-client knobs the shrinker uses default to today's runs: naming every client's own
+// stream (client_streams {1..n}) runs exactly as no knob (this pins the stream derivation in
+// sim_run.cc to sim/world.cc's), and a client given another's stream draws that client's think
+// and hold times. client_rounds and client_holds change only the client they name.
+TEST(PerClientKnobs, DefaultToTheGeneratedRunAndChangeOnlyTheirClient) {
+  const RecipeInfo& r = *recipes::find_recipe("fair-mutex");
+  Scenario s = generate_scenario(7, generate_options(r, claims_for(r), {}));
+  s.workload.clients = 3;
+  s.workload.rounds = 3;
+  s.workload.roles.clear();
+  s.workload.callers = 1;
+  s.workload.reentrant_percent = 0;  // one acquire invoke and one hold per round
+  s.workload.try_percent = 0;
+  s.workload.long_hold_percent = 0;
+  s.faults.clear();
+  finish_scenario(&s);
+  const RunResult plain = run_in_sim(r.make, s);
+  Scenario named = s;
+  named.workload.client_streams = {1, 2, 3};
+  EXPECT_EQ(run_in_sim(r.make, named).log_hash, plain.log_hash);
+  named.workload.client_streams = {2, 1, 3};
+  EXPECT_NE(run_in_sim(r.make, named).log_hash, plain.log_hash);
+
+  auto acquires_of = [](const RunResult& run, uint32_t client) {
+    size_t n = 0;
+    for (const Event& e : run.history.events()) {
+      n += e.client == client && e.op == Op::kAcquire && e.type == Type::kInvoke ? 1 : 0;
+    }
+    return n;
+  };
+  Scenario fewer = s;
+  fewer.workload.client_rounds = {3, 1, 3};
+  const RunResult short_run = run_in_sim(r.make, fewer);
+  EXPECT_EQ(acquires_of(plain, 2), 3u);
+  EXPECT_EQ(acquires_of(short_run, 2), 1u);
+  EXPECT_EQ(acquires_of(short_run, 1), 3u);
+
+  Scenario held = s;
+  held.workload.client_holds = {zk::Duration{}, zk::Duration{}, zk::milliseconds(77)};
+  finish_scenario(&held);
+  const RunResult long_run = run_in_sim(r.make, held);
+  zk::Time entered;
+  size_t fixed = 0;
+  for (const Event& e : long_run.history.events()) {
+    if (e.client != 3 || e.type != Type::kOk) continue;
+    if (e.op == Op::kEnter) entered = e.at;
+    if (e.op == Op::kLeave) {
+      EXPECT_EQ(e.at - entered, zk::milliseconds(77));
+      ++fixed;
+    }
+  }
+  EXPECT_EQ(fixed, 3u);
+}
+
 }  // namespace
 }  // namespace lockstep::properties

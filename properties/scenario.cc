@@ -47,6 +47,21 @@ std::string describe(const Scenario& s) {
   if (w.try_percent != 0) out += " try=" + std::to_string(w.try_percent) + "%";
   if (w.callers > 1) out += " callers=" + std::to_string(w.callers);
   if (!w.capacity_path.empty()) out += " capacity_path=" + w.capacity_path;
+  // The per-client knobs, only when set (a generated scenario has none): one value per client.
+  auto per_client = [&out](const char* name, const std::vector<uint32_t>& values) {
+    if (values.empty()) return;
+    out += std::string(" ") + name + "=";
+    for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
+  };
+  per_client("client_streams", w.client_streams);
+  per_client("client_rounds", w.client_rounds);
+  if (!w.client_holds.empty()) {
+    out += " client_holds=";
+    for (size_t i = 0; i < w.client_holds.size(); ++i) {
+      out +=
+          (i ? "," : "") + (w.client_holds[i].us > 0 ? zk::to_string(w.client_holds[i]) : "drawn");
+    }
+  }
   if (s.sequence_start) out += " sequence_start=" + std::to_string(*s.sequence_start);
   for (const Fault& f : s.faults) {
     out += "\n  fault at " + format_time(f.at) + ": " + sim::describe(f);
@@ -57,7 +72,9 @@ std::string describe(const Scenario& s) {
 // The longest one client can keep the lock and think before the next grant: the bounds are
 // multiples of it.
 static Duration per_grant(const WorkloadOptions& w) {
-  Duration d = w.hold_max + w.think_max + zk::milliseconds(30);
+  Duration hold = w.hold_max;
+  for (const Duration& fixed : w.client_holds) hold = std::max(hold, fixed);  // the shrinker's
+  Duration d = hold + w.think_max + zk::milliseconds(30);
   if (w.long_hold_percent > 0) d = d + w.long_hold;
   return d;
 }

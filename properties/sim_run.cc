@@ -164,7 +164,15 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
     co.name = "c" + std::to_string(c);
     co.session_timeout = s.session_timeout;
     co.local_session_expiry = s.local_session_expiry;
-    world->add_client(co);
+    sim::Client& client = world->add_client(co);
+    // Another stream identity (WorkloadOptions::client_streams): the stream World::add_client
+    // gives the client of that number (sim/world.cc derives it the same way; a test holds the
+    // two together). Before any task of the client has run, so it draws from nothing else.
+    if (!s.workload.client_streams.empty()) {
+      const uint32_t id = s.workload.client_streams[c - 1];
+      client.context().rng() =
+          zk::Prng(zk::Prng(s.seed).split("client-" + std::to_string(id)).seed());
+    }
   }
   // Setup: client 1 makes the lock directory, so a scenario can set its sequence counter.
   bool made = false;

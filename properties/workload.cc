@@ -102,6 +102,11 @@ recipes::Role Workload::role_of(uint32_t client) const {
   return Role::kExclusive;
 }
 
+uint32_t Workload::rounds_of(uint32_t client) const {
+  if (options_.client_rounds.empty()) return options_.rounds;
+  return std::min(options_.rounds, options_.client_rounds[client - 1]);
+}
+
 bool Workload::renew_lock(uint32_t client) {
   ClientState& cs = *clients_[client - 1];
   if (cs.lock) cs.retired.push_back(std::move(cs.lock));
@@ -193,7 +198,8 @@ zk::Task<void> Workload::client_main(Workload* w, uint32_t c) {
   ClientState& cs = *w->clients_[c - 1];
   const WorkloadOptions& o = w->options_;
   bool gave_up = false;
-  for (uint32_t round = 0; round < o.rounds && !gave_up; ++round) {
+  const uint32_t rounds = w->rounds_of(c);
+  for (uint32_t round = 0; round < rounds && !gave_up; ++round) {
     zk::Session* s = &w->env_->session(c);
     if (o.think_max.us > 0) {
       const auto think_us = static_cast<int64_t>(s->context().random_below(o.think_max.us + 1));
@@ -369,6 +375,7 @@ zk::Task<void> Workload::hold(Workload* w, uint32_t c, uint32_t k, recipes::Gran
         o.hold_min +
         zk::microseconds(static_cast<int64_t>(ctx.random_below(static_cast<uint64_t>(span) + 1)));
     if (w->roll(c, o.long_hold_percent)) d = o.long_hold;
+    if (!o.client_holds.empty() && o.client_holds[c - 1].us > 0) d = o.client_holds[c - 1];
     me.in_hold = true;
     (void)co_await ctx.sleep_for(d);  // lockstep-allow: zk::Context virtual time
     me.in_hold = false;

@@ -84,6 +84,23 @@ struct WorkloadOptions {
   // (made with LockOptions::shared_callers), each its own holder; 1 = one caller, as always.
   // Only for recipes whose promises say shared_callers.
   uint32_t callers = 1;
+  // Per-client knobs for the shrinker (traces/shrink.cc); empty = every client as above, which
+  // is how every generated scenario runs. With them a client can go, or do less, without
+  // changing what the others draw from their random streams.
+  // client_streams[i]: the identity of client i+1's random stream (the stream its zk::Context
+  // draws think times, hold times and every optional behaviour's roll from, and the recipe its
+  // node tags). The simulator derives client k's stream from the world's seed and k, so the
+  // default is client_streams[i] == i+1; dropping client 2 of 3 keeps the third's draws with
+  // {1, 3}. Only the simulator driver reads it (properties/sim_run.cc). REQUIRES: empty or
+  // `clients` entries.
+  std::vector<uint32_t> client_streams;
+  // client_rounds[i]: the rounds client i+1 does (at most `rounds`, which bounds them all).
+  // REQUIRES: empty or `clients` entries.
+  std::vector<uint32_t> client_rounds;
+  // client_holds[i]: when above 0, every hold of client i+1 lasts exactly this long (its hold
+  // time and long-hold roll are still drawn, so its stream stays aligned); 0: drawn as above.
+  // REQUIRES: empty or `clients` entries.
+  std::vector<zk::Duration> client_holds;
   // Semaphores: the capacity node the recipe reads (LockOptions::capacity_path); the driver
   // creates it with max_leases before the run, and set-capacity faults change it. Empty: none.
   std::string capacity_path;
@@ -148,6 +165,7 @@ class Workload {
   // The lock's state for caller `caller` (state_of its task with shared callers).
   recipes::LockState state_for(uint32_t client, uint32_t caller, const recipes::Lock* lock) const;
   recipes::Role role_of(uint32_t client) const;
+  uint32_t rounds_of(uint32_t client) const;
   bool renew_lock(uint32_t client);
   void watch_session(uint32_t client);
   bool roll(uint32_t client, uint32_t percent);

@@ -7,10 +7,13 @@
 //      moved to an earlier client, any client with its faults and role, rounds, callers, leases,
 //      the optional workload behaviours, reopens, the ensemble, the local expiry, the sequence
 //      wrap), then, kept only when the history gets no larger, shorter holds and earlier and
-//      shorter faults. First with the seed's random strategy alone (shrink_scenario stops there);
-//      then each candidate also with the lenient strategy over the current run's decisions and a
-//      few other random schedules, since a smaller scenario may show the bug under another
-//      schedule than the seed's.
+//      shorter faults; once a pass of those keeps nothing, the steps that use the per-client
+//      knobs (WorkloadOptions::client_streams, client_rounds, client_holds): a client dropped
+//      with the others keeping their random streams, one client's rounds cut, and one round for
+//      every client with one long holder. First with the seed's random strategy alone
+//      (shrink_scenario stops there); then each candidate also with the lenient strategy over the
+//      current run's decisions and a few other random schedules, since a smaller scenario may show
+//      the bug under another schedule than the seed's.
 //   2. The schedule: delta debugging over the recorded decisions. A candidate answers some of
 //      them 0 (the scheduler's default choice: the first due event, the first latency bucket,
 //      ...) and is run with the lenient strategy, which follows a decision list by position
@@ -68,17 +71,82 @@ bool drop_all_faults(Scenario* s) {
   return true;
 }
 
-// Removes client `c` (1-based) with its faults and its role; the clients after it move down one,
-// their faults and roles with them.
+// Removes client `c` (1-based) with its faults, its role and its per-client knobs; the clients
+// after it move down one, their faults, roles and knobs with them. Without client_streams the
+// clients after it take the random streams of their new numbers.
 bool drop_client(Scenario* s, uint32_t c) {
   WorkloadOptions& w = s->workload;
   if (w.clients <= 1 || c == 0 || c > w.clients) return false;
   if (w.roles.size() >= c) w.roles.erase(w.roles.begin() + (c - 1));
+  if (w.client_streams.size() >= c) w.client_streams.erase(w.client_streams.begin() + (c - 1));
+  if (w.client_rounds.size() >= c) w.client_rounds.erase(w.client_rounds.begin() + (c - 1));
+  if (w.client_holds.size() >= c) w.client_holds.erase(w.client_holds.begin() + (c - 1));
   --w.clients;
   std::erase_if(s->faults, [c](const sim::Fault& f) { return f.client == c; });
   for (sim::Fault& f : s->faults) {
     if (f.client > c) --f.client;
   }
+  return true;
+}
+
+// Drops client `c` as drop_client does, but the clients after it keep their random streams
+// (WorkloadOptions::client_streams): their think and hold times and their rolls stay as they were.
+bool drop_client_keeping_streams(Scenario* s, uint32_t c) {
+  WorkloadOptions& w = s->workload;
+  if (w.client_streams.empty()) {
+    for (uint32_t i = 1; i <= w.clients; ++i) w.client_streams.push_back(i);
+  }
+  return drop_client(s, c);
+}
+
+// Client `c` (1-based) does `to(its rounds)` rounds, at least 1 (WorkloadOptions::client_rounds).
+bool fewer_rounds_for(Scenario* s, uint32_t c, uint32_t (*to)(uint32_t)) {
+  WorkloadOptions& w = s->workload;
+  if (c == 0 || c > w.clients) return false;
+  if (w.client_rounds.empty()) w.client_rounds.assign(w.clients, w.rounds);
+  uint32_t& rounds = w.client_rounds[c - 1];
+  rounds = std::min(rounds, w.rounds);
+  const uint32_t next = std::max(1u, to(rounds));
+  if (next >= rounds) return false;
+  rounds = next;
+  return true;
+}
+
+// The per-client knobs back to empty when they say what the default says, so that a scenario the
+// shrinker could not take apart is written as it was generated.
+void normalize_client_knobs(Scenario* s) {
+  WorkloadOptions& w = s->workload;
+  bool identity = true;
+  for (uint32_t i = 0; i < w.client_streams.size(); ++i) identity &= w.client_streams[i] == i + 1;
+  if (identity) w.client_streams.clear();
+  bool all = true;
+  for (uint32_t& r : w.client_rounds) {
+    r = std::min(r, w.rounds);
+    all &= r == w.rounds;
+  }
+  if (all) w.client_rounds.clear();
+  bool drawn = true;
+  for (const zk::Duration& d : w.client_holds) drawn &= d.us <= 0;
+  if (drawn) w.client_holds.clear();
+}
+
+// One round for every client, client `c`'s hold long (`times` x WorkloadOptions::long_hold) and
+// every other's short (hold_min): the shape of a bug that needs one holder to stay while the
+// others come and go, which a run of many random rounds shows only where the rolls happen to
+// line up. (A lost wake-up is judged only some time after the heal: twice the long hold may be
+// needed to reach it. finish_scenario's bounds count the fixed holds, so a waiter behind the long
+// holder is no violation by itself.)
+bool one_round_one_long_holder(Scenario* s, uint32_t c, uint32_t times) {
+  WorkloadOptions& w = s->workload;
+  // Only for a scenario with long holds (once applied, long_hold_percent is 0).
+  if (c == 0 || c > w.clients || w.clients < 2 || w.long_hold.us <= 0) return false;
+  if (w.long_hold_percent == 0) return false;
+  w.rounds = 1;
+  w.client_rounds.clear();
+  w.long_hold_percent = 0;
+  const zk::Duration short_hold = w.hold_min.us > 0 ? w.hold_min : zk::microseconds(1);
+  w.client_holds.assign(w.clients, short_hold);
+  w.client_holds[c - 1] = w.long_hold * times;
   return true;
 }
 
@@ -316,6 +384,9 @@ class StructureShrinker {
       for (const Step& step : tuning_steps(best_->scenario)) {
         while (attempt(step, true)) progress = true;
       }
+      // The per-client knobs only once the steps above are done: they take a scenario apart
+      // where those cannot, and before them would lead the greedy search elsewhere.
+      if (!progress) progress = per_client_steps();
     }
   }
 
@@ -326,6 +397,7 @@ class StructureShrinker {
     if (runner_.spent()) return false;
     Scenario candidate = best_->scenario;
     if (!change(&candidate)) return false;
+    normalize_client_knobs(&candidate);
     properties::finish_scenario(&candidate);
     for (uint32_t k = 0; k < std::min(attempts_, tries) && !runner_.spent(); ++k) {
       Size got;
@@ -406,6 +478,49 @@ class StructureShrinker {
                  },
                  false) ||
              kept;
+    }
+    return kept;
+  }
+
+  // The steps that use the per-client knobs (WorkloadOptions::client_streams, client_rounds,
+  // client_holds).
+  bool per_client_steps() {
+    bool kept = drop_clients_keeping_streams();
+    kept = fewer_rounds_per_client() || kept;
+    for (uint32_t times : {1u, 2u}) {
+      for (uint32_t c = 1; c <= best_->scenario.workload.clients; ++c) {
+        kept = attempt([c, times](Scenario* x) { return one_round_one_long_holder(x, c, times); },
+                       false) ||
+               kept;
+      }
+    }
+    return kept;
+  }
+
+  // Any client but the last (dropping the last renumbers nobody: drop_clients tried it), last
+  // first, the others keeping their random streams.
+  bool drop_clients_keeping_streams() {
+    bool kept = false;
+    for (uint32_t c = best_->scenario.workload.clients; c >= 1; --c) {
+      if (c == best_->scenario.workload.clients &&
+          best_->scenario.workload.client_streams.empty()) {
+        continue;
+      }
+      kept = attempt([c](Scenario* x) { return drop_client_keeping_streams(x, c); }, false) || kept;
+    }
+    return kept;
+  }
+
+  // Each client alone does fewer rounds (one, half, one less): the client whose later rounds
+  // the bug does not need stops early while the others go on as they were.
+  bool fewer_rounds_per_client() {
+    bool kept = false;
+    for (uint32_t c = 1; c <= best_->scenario.workload.clients; ++c) {
+      for (uint32_t (*to)(uint32_t) : {+[](uint32_t) { return 1u; }, &halved, &one_less}) {
+        while (attempt([c, to](Scenario* x) { return fewer_rounds_for(x, c, to); }, false)) {
+          kept = true;
+        }
+      }
     }
     return kept;
   }

@@ -91,6 +91,14 @@ Json workload_to_json(const properties::WorkloadOptions& w) {
   j["max_reopens"] = w.max_reopens;
   if (w.callers > 1) j["callers"] = w.callers;                         // absent: 1
   if (!w.capacity_path.empty()) j["capacity_path"] = w.capacity_path;  // absent: none
+  // The shrinker's per-client knobs: absent (every generated scenario) means the default.
+  if (!w.client_streams.empty()) j["client_streams"] = w.client_streams;
+  if (!w.client_rounds.empty()) j["client_rounds"] = w.client_rounds;
+  if (!w.client_holds.empty()) {
+    Json holds = Json::array();
+    for (const zk::Duration& d : w.client_holds) holds.push_back(d.us);
+    j["client_holds_us"] = holds;
+  }
   return j;
 }
 
@@ -371,6 +379,32 @@ properties::WorkloadOptions workload_from_json(const Node& j) {
                         w.capacity_path + "\""};
     }
   }
+  // A per-client knob, when present: one entry per client, each read by `one`.
+  auto per_client = [&j, &w](const char* key, auto one) {
+    using T = decltype(one(std::declval<const Node&>()));
+    std::vector<T> out;
+    if (!j.json.contains(key)) return out;
+    const Node list = j[key];
+    const std::vector<Node> entries = list.elements();
+    if (entries.size() != w.clients) {
+      throw SchemaError{list.path + " has " + std::to_string(entries.size()) +
+                        " entries, but the scenario has " + std::to_string(w.clients) +
+                        " clients (one entry per client, or no field)"};
+    }
+    for (const Node& e : entries) out.push_back(one(e));
+    return out;
+  };
+  w.client_streams = per_client("client_streams", [](const Node& e) {
+    return count32(
+        e, 1, kMaxClients,
+        "a client's stream is that of a client number, 1.." + std::to_string(kMaxClients));
+  });
+  const uint32_t rounds = w.rounds;
+  w.client_rounds = per_client("client_rounds", [rounds](const Node& e) {
+    return count32(e, 0, rounds,
+                   "a client does at most the scenario's rounds, 0.." + std::to_string(rounds));
+  });
+  w.client_holds = per_client("client_holds_us", [](const Node& e) { return duration(e); });
   return w;
 }
 

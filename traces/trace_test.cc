@@ -38,6 +38,10 @@ properties::Scenario every_field_scenario() {
   s.workload.max_reopens = 5;
   s.workload.callers = 3;
   s.workload.capacity_path = "/a/b-capacity";
+  s.workload.client_streams = {1, 3, 4, 6};
+  s.workload.client_rounds = {7, 1, 0, 2};
+  s.workload.client_holds = {zk::Duration{}, zk::microseconds(42), zk::Duration{},
+                             zk::microseconds(600000)};
   s.servers = 3;
   s.session_timeout = zk::microseconds(777000);
   s.local_session_expiry = true;
@@ -85,6 +89,9 @@ void expect_same_scenario(const properties::Scenario& a, const properties::Scena
   EXPECT_EQ(a.workload.max_reopens, b.workload.max_reopens);
   EXPECT_EQ(a.workload.callers, b.workload.callers);
   EXPECT_EQ(a.workload.capacity_path, b.workload.capacity_path);
+  EXPECT_EQ(a.workload.client_streams, b.workload.client_streams);
+  EXPECT_EQ(a.workload.client_rounds, b.workload.client_rounds);
+  EXPECT_EQ(a.workload.client_holds, b.workload.client_holds);
   EXPECT_EQ(a.servers, b.servers);
   EXPECT_EQ(a.session_timeout, b.session_timeout);
   EXPECT_EQ(a.local_session_expiry, b.local_session_expiry);
@@ -131,9 +138,9 @@ void replace_once(std::string* s, const std::string& from, const std::string& to
 // A tripwire: when properties/ adds a field to Scenario, WorkloadOptions, Fault or Event, the
 // trace format must learn it (trace.cc and FORMAT.md) or replays silently stop reproducing.
 TEST(TraceFormat, KnowsEveryFieldOfTheRecordedStructs) {
-  EXPECT_EQ(sizeof(properties::Scenario), 272u)
+  EXPECT_EQ(sizeof(properties::Scenario), 344u)
       << "properties::Scenario changed: serialize the new field in traces/trace.cc + FORMAT.md";
-  EXPECT_EQ(sizeof(properties::WorkloadOptions), 184u)
+  EXPECT_EQ(sizeof(properties::WorkloadOptions), 256u)
       << "properties::WorkloadOptions changed: update traces/trace.cc + FORMAT.md";
   EXPECT_EQ(sizeof(sim::Fault), 120u) << "sim::Fault changed: update traces/trace.cc + FORMAT.md";
   EXPECT_EQ(sizeof(properties::Event), 88u)
@@ -281,6 +288,46 @@ TEST(TraceFormat, SchemaViolationsAreNamed) {
   replace_once(&text, "\"connection-loss\"", "\"meteor-strike\"");
   EXPECT_NE(parse_error(text).message.find("unknown fault kind \"meteor-strike\""),
             std::string::npos);
+}
+
+// The shrinker's per-client knobs are written only when set (a generated scenario's trace has
+// none of them), and a list of the wrong length or an entry out of its range is bad input naming
+// the field and the rule.
+TEST(TraceFormat, PerClientKnobsAreOptionalAndValidated) {
+  const std::string good = to_json_text(testing::first_trace("fair-mutex"));
+  for (const char* key : {"client_streams", "client_rounds", "client_holds_us"}) {
+    EXPECT_EQ(good.find(key), std::string::npos) << key;
+  }
+  Trace t;
+  t.recipe = "fair-mutex";
+  t.scenario.workload.clients = 2;
+  t.scenario.workload.rounds = 3;
+  t.scenario.workload.client_streams = {1, 3};
+  t.scenario.workload.client_rounds = {3, 1};
+  t.scenario.workload.client_holds = {zk::Duration{}, zk::microseconds(5)};
+  const std::string set = to_json_text(t);
+  expect_same_scenario(parse_ok(set).scenario, t.scenario);
+  std::string text = set;
+  replace_once(&text, "\"client_streams\": [1,3]", "\"client_streams\": [1]");
+  EXPECT_NE(parse_error(text).message.find(
+                "scenario.workload.client_streams has 1 entries, but the scenario has 2 clients"),
+            std::string::npos)
+      << parse_error(text).message;
+  text = set;
+  replace_once(&text, "\"client_streams\": [1,3]", "\"client_streams\": [1, 0]");
+  EXPECT_NE(parse_error(text).message.find("client_streams[1] is 0, but a client's stream"),
+            std::string::npos)
+      << parse_error(text).message;
+  text = set;
+  replace_once(&text, "\"client_rounds\": [3,1]", "\"client_rounds\": [4, 1]");
+  EXPECT_NE(parse_error(text).message.find(
+                "client_rounds[0] is 4, but a client does at most the scenario's rounds, 0..3"),
+            std::string::npos)
+      << parse_error(text).message;
+  text = set;
+  replace_once(&text, "\"client_holds_us\": [0,5]", "\"client_holds_us\": [0, -5]");
+  EXPECT_NE(parse_error(text).message.find("client_holds_us[1] is -5"), std::string::npos)
+      << parse_error(text).message;
 }
 
 // A trace that names the property it reports ("reported") headlines that violation, not the
