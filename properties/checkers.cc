@@ -296,7 +296,40 @@ namespace {
 // and cleans up) keeps later waiters waiting while the room is free and the queue ahead of
 // them is served; that is progress, not a lost wake-up. A waiter passed over by later arrivals,
 // or waiting while nobody is granted, is still judged from when the room became free.
-std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o) {
+// Arrival is the order of the queue's nodes where the server's view says it (`server`
+// observed): a holder invoked after the waiter whose client created its node before the
+// waiter's client created the waiter's is ahead of it (two clients' concurrent acquires race to
+// the server; semaphore-gated 163285: c2's callers queued ahead of c4's second caller, invoked
+// earlier). With shared callers a client's nodes are not told apart by caller, so the waiter's
+// node is taken to be its client's newest (none yet: the holder's is ahead), the reading that
+// excuses more.
+std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
+                                   const ServerView* server) {
+  // Each client's lock-node creations on the leader, by history position.
+  std::map<uint32_t, std::vector<uint64_t>> created;
+  if (server != nullptr && server->observed) {
+    for (const ServerView::NodeChange& n : server->nodes) {
+      if (n.created && n.server == 1 && n.client != 0) created[n.client].push_back(n.position);
+    }
+  }
+  // Did `client` create a node in (after, upto]: the first such position, or UINT64_MAX.
+  auto first_created = [&](uint32_t client, uint64_t after, uint64_t upto) {
+    auto it = created.find(client);
+    if (it == created.end()) return UINT64_MAX;
+    for (uint64_t p : it->second) {
+      if (p > after && p <= upto) return p;
+    }
+    return UINT64_MAX;
+  };
+  auto last_created = [&](uint32_t client, uint64_t after, uint64_t upto) {
+    uint64_t out = UINT64_MAX;
+    auto it = created.find(client);
+    if (it == created.end()) return out;
+    for (uint64_t p : it->second) {
+      if (p > after && p <= upto) out = p;
+    }
+    return out;
+  };
   if (o.capacity == 0) return std::nullopt;
   BeliefTracker tracker;
   std::map<Holder, uint64_t> waiting;  // holder -> its fresh acquire's invocation
@@ -329,7 +362,15 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o) {
     if (tracker.is_fresh_grant(e) || (e.op == Op::kAcquire && e.type == Type::kFail)) {
       auto done = waiting.find(holder_of(e));
       for (const auto& [holder, inv] : waiting) {
-        if (done != waiting.end() && inv > done->second) served[holder] = e.at;
+        if (done == waiting.end() || holder == done->first) continue;
+        bool ahead = inv > done->second;  // invoked before the waiter
+        if (!ahead) {                     // or queued before it at the server
+          const uint64_t theirs = first_created(e.client, done->second, e.index);
+          const uint64_t mine = last_created(holder.first, inv, e.index);
+          // (the waiter's client has no node yet: the holder's is ahead of it too)
+          ahead = theirs != UINT64_MAX && (mine == UINT64_MAX || theirs < mine);
+        }
+        if (ahead) served[holder] = e.at;
       }
     }
     if (e.op == Op::kAcquire && e.type == Type::kInvoke && !holding) {
@@ -625,7 +666,7 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
     return violation(
         p, msg + "\n(at the end of the run; faults healed at " + format_time(heal_at) + ")", ev);
   }
-  if (std::optional<Verdict> v = lost_wakeup(h, o)) return *v;
+  if (std::optional<Verdict> v = lost_wakeup(h, o, server)) return *v;
   return Verdict::pass(p);
 }
 

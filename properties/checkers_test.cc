@@ -441,6 +441,46 @@ TEST(Liveness, WaiterBehindAServedQueueIsNotALostWakeupButAPassedOverOneIs) {
   EXPECT_NE(v.message.find("lost wake-up"), std::string::npos) << v.message;
 }
 
+// Arrival is queue order where the server saw it: c1 invokes first but its client creates its
+// node last, so c2..c5, granted in turn, were ahead of it (two clients' acquires race to the
+// server: semaphore-gated seed 163285). With c1's node first they passed it over, as without a
+// server view.
+TEST(Liveness, AHolderQueuedAheadAtTheServerIsServedFirstThoughInvokedLater) {
+  TreeSnapshot tree;
+  LivenessOptions o = wakeups_within(zk::milliseconds(5), 2);
+  Builder b;
+  b.add(1, Type::kInvoke, Op::kAcquire);
+  std::vector<uint64_t> invoked;
+  for (uint32_t c = 2; c <= 5; ++c) {
+    invoked.push_back(b.h.size());
+    b.acquire(c, c);
+    b.release(c);
+  }
+  const uint64_t granted = b.grant(1, 6);
+  for (uint32_t c = 1; c <= 5; ++c) b.info(c, Op::kDone);
+  auto node = [](uint64_t position, uint32_t client) {
+    ServerView::NodeChange n;
+    n.position = position;
+    n.created = true;
+    n.client = client;
+    n.path = "/l/lock-" + std::to_string(position);
+    return n;
+  };
+  ServerView late;  // c1's node after everyone's
+  late.observed = true;
+  for (uint32_t c = 2; c <= 5; ++c) late.nodes.push_back(node(invoked[c - 2] + 1, c));
+  late.nodes.push_back(node(granted, 1));
+  const Verdict ok = check_liveness(b.h, o, tree, &late);
+  EXPECT_TRUE(ok.ok) << ok.message;
+
+  ServerView first = late;  // c1's node before everyone's
+  first.nodes.back().position = 1;
+  const Verdict v = check_liveness(b.h, o, tree, &first);
+  ASSERT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("lost wake-up"), std::string::npos) << v.message;
+  EXPECT_FALSE(check_liveness(b.h, o, tree).ok);
+}
+
 // A gate queue whose head times out: c1 waits first and gives up (its acquire fails after 4 ms
 // of work and cleanup), and c2, queued behind it while the room is free, is granted 3 ms after
 // that, 7 ms after it began waiting: the queue ahead was served (semaphore-gated seed 70403,

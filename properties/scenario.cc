@@ -88,9 +88,12 @@ void finish_scenario(Scenario* s) {
     heal = std::max(heal, f.at + lasts);
   }
   s->heal_at = heal + zk::milliseconds(1);
-  // A waiter may queue behind every other client's hold, and behind a dead session's expiry.
+  // A waiter may queue behind every other holder's hold, and behind a dead session's expiry.
+  // With shared callers every caller task of every client is a holder of its own, each with a
+  // node in the queue (fair-mutex 104241: six long holds of other callers ahead of one waiter).
   const Duration per_client = per_grant(w);
-  s->liveness_bound = s->session_timeout * 3 + per_client * w.clients;
+  s->liveness_bound =
+      s->session_timeout * 3 + per_client * (w.clients * std::max<uint32_t>(1, w.callers));
   s->run_limit =
       (s->heal_at - zk::Time{}) + per_client * (w.clients * w.rounds) + s->session_timeout * 4;
 }

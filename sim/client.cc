@@ -187,7 +187,10 @@ void ClientImpl::log_send(const Request& r) {
 }
 
 void ClientImpl::send(Pending& p) {
-  if (lose_next_reply_ && is_mutation(p.req.op)) {
+  const bool aimed = lose_reply_of_ == zk::FaultRequests::kAny ||
+                     (lose_reply_of_ == zk::FaultRequests::kCreate && p.req.op == Op::kCreate) ||
+                     (lose_reply_of_ == zk::FaultRequests::kDelete && p.req.op == Op::kDelete);
+  if (lose_next_reply_ && is_mutation(p.req.op) && aimed) {
     lose_next_reply_ = false;
     p.req.lose_reply = true;
   }

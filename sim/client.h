@@ -100,7 +100,12 @@ class ClientImpl final : public Client, public zk::Executor {
   // ---- faults ----
   void fault_connection_loss();
   void fault_abandon();
-  void fault_lose_next_reply() { lose_next_reply_ = true; }
+  // The next mutating request of the kind `which` names (any: create, delete or set) loses its
+  // reply.
+  void fault_lose_next_reply(zk::FaultRequests which = zk::FaultRequests::kAny) {
+    lose_next_reply_ = true;
+    lose_reply_of_ = which;
+  }
   void fault_lose_next_request() { lose_next_request_ = true; }
   void set_paused(bool on);
   void set_partitioned(bool on);
@@ -195,6 +200,7 @@ class ClientImpl final : public Client, public zk::Executor {
   uint32_t pause_depth_ = 0;
   uint32_t partition_depth_ = 0;
   bool lose_next_reply_ = false;
+  zk::FaultRequests lose_reply_of_ = zk::FaultRequests::kAny;
   bool lose_next_request_ = false;
 
   zk::Context ctx_;  // last: destroyed first, while the timer table above still exists

@@ -115,7 +115,7 @@ uint64_t ClientImpl::digest() const {
   d.word(subscribers_.size()).word(stalls_.size()).word(delays_.size());
   d.word((crashed_ ? 1u : 0u) | (paused_ ? 2u : 0u) | (partitioned_ ? 4u : 0u) |
          (lose_next_reply_ ? 8u : 0u) | (lose_next_request_ ? 16u : 0u));
-  d.word(pause_depth_).word(partition_depth_);
+  d.word(pause_depth_).word(partition_depth_).word(static_cast<uint32_t>(lose_reply_of_));
   return d.value();
 }
 

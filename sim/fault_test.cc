@@ -82,6 +82,33 @@ TEST(FaultTest, LostDeleteReply) {
   EXPECT_EQ(await_result(w, c, c.exists("/d"))->error, Error::kNoNode);
 }
 
+// A lost reply aimed at deletes (Fault::requests, as the real driver aims it) passes the create
+// before it untouched and takes the reply of the delete; aimed at creates, it passes deletes.
+TEST(FaultTest, LostReplyAimedAtAKindOfRequestSkipsTheOthers) {
+  World w(quiet());
+  Client& c = w.add_client();
+  ASSERT_TRUE(wait_connected(w, c));
+  Fault f = fault(FaultKind::kLoseNextReply, w.now(), 1);
+  f.requests = zk::FaultRequests::kDelete;
+  w.inject(f);
+  w.run_for(zk::microseconds(1));
+  EXPECT_TRUE(await_result(w, c, c.create("/a", "", CreateMode::kPersistent))->ok());
+  EXPECT_EQ(await_result(w, c, c.remove("/a"))->error, Error::kConnectionLoss);
+  EXPECT_FALSE(w.node("/a").has_value());
+  ASSERT_TRUE(wait_connected(w, c));
+
+  ASSERT_TRUE(await_result(w, c, c.create("/b", "", CreateMode::kPersistent))->ok());
+  f.at = w.now();
+  f.requests = zk::FaultRequests::kCreate;
+  w.inject(f);
+  w.run_for(zk::microseconds(1));
+  EXPECT_TRUE(await_result(w, c, c.remove("/b"))->ok());
+  EXPECT_EQ(await_result(w, c, c.create("/c", "", CreateMode::kPersistent))->error,
+            Error::kConnectionLoss);
+  ASSERT_TRUE(wait_connected(w, c));
+  EXPECT_TRUE(w.node("/c").has_value());
+}
+
 // kLoseNextRequest on a create: the client sees kConnectionLoss and the node was never
 // created; a read before it (not a mutation) passes untouched, and the session survives.
 TEST(FaultTest, LostCreateRequestIsNotApplied) {

@@ -42,7 +42,7 @@ void World::Impl::start_fault(size_t index) {
   if (needs_client && client(f.client).crashed()) return;
   switch (f.kind) {
     case FaultKind::kConnectionLoss: client(f.client).fault_connection_loss(); break;
-    case FaultKind::kLoseNextReply: client(f.client).fault_lose_next_reply(); break;
+    case FaultKind::kLoseNextReply: client(f.client).fault_lose_next_reply(f.requests); break;
     case FaultKind::kExpireSession: expire(client(f.client).id(), "injected"); break;
     case FaultKind::kAbandonSession: client(f.client).fault_abandon(); break;
     case FaultKind::kPause: client(f.client).set_paused(true); break;

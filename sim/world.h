@@ -196,7 +196,9 @@ class EventLog {
 //                     (WorldOptions::reconnect_delay).
 //   kLoseNextReply    the client's next mutating request (create/delete/set) is applied on the
 //                     server, then the connection drops before its reply arrives: the ambiguous
-//                     create / the lost delete reply, made certain.
+//                     create / the lost delete reply, made certain. `requests` create or delete:
+//                     the next request of that kind (the generator leaves it `any`; the shrinker
+//                     aims it, so that a smaller run still loses the reply it needs).
 //   kExpireSession    the server expires the client's session now (ephemerals deleted, others'
 //                     watches fire); the client learns when it next reaches a server.
 //   kAbandonSession   the client library gives up the session on its own timer: the client sees

@@ -372,6 +372,7 @@ class StructureShrinker {
 
   void run() {
     const std::vector<Step> structural = structural_steps();
+    aim_lost_replies();
     bool progress = true;
     while (progress && !runner_.spent()) {
       progress = attempt(drop_all_faults, false);
@@ -391,6 +392,26 @@ class StructureShrinker {
   }
 
  private:
+  // A lost reply aimed at the kind of request it needs (the next delete, the next create) keeps
+  // hitting it when fewer rounds or clients move other requests in front of it.
+  void aim_lost_replies() {
+    for (size_t i = 0; i < best_->scenario.faults.size(); ++i) {
+      for (zk::FaultRequests to : {zk::FaultRequests::kDelete, zk::FaultRequests::kCreate}) {
+        const bool kept = attempt(
+            [i, to](Scenario* s) {
+              if (i >= s->faults.size()) return false;
+              sim::Fault& f = s->faults[i];
+              if (f.kind != sim::FaultKind::kLoseNextReply) return false;
+              if (f.requests != zk::FaultRequests::kAny) return false;
+              f.requests = to;
+              return true;
+            },
+            false);
+        if (kept) break;
+      }
+    }
+  }
+
   // Tries `change` with up to min(attempts, tries) strategies; keeps it when the property is
   // still violated (and, when `tuning`, the run is no larger).
   bool attempt(const Step& change, bool tuning, uint32_t tries = UINT32_MAX) {

@@ -63,7 +63,8 @@ enum class FaultTarget : uint8_t {
 inline constexpr int kFaultTargetCount = 3;
 
 // Which of the client's next requests under the lock directory a lost request or reply hits
-// (the real driver; the simulator's hits the next mutating request of any type).
+// (the real driver; the simulator's lost reply hits the next mutating request of this kind, any
+// type for kAny).
 enum class FaultRequests : uint8_t {
   kAny,     // create or delete
   kCreate,  // the next create
