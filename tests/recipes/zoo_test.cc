@@ -38,6 +38,30 @@ void expect_both_hold(Scenario& s, Party& first, Party& second) {
   EXPECT_TRUE(second.holds());
 }
 
+// A broken variant beside its correct counterpart over a sweep of timings: `body(v, step)` for
+// v = 0 (names[0], the broken one) and v = 1, each at steps 0..last, traced with the recipe.
+template <class Body>
+void sweep_pair(const char* const (&names)[2], int last, Body body) {
+  for (int v = 0; v < 2; ++v) {
+    SCOPED_TRACE(names[v]);
+    for (int step = 0; step <= last; ++step) body(v, step);
+  }
+}
+
+// Three parties of `recipe`: a holds; b waits with `b_timeout`; c starts its acquire `c_after`
+// later, and kSettle passes. Returns c.
+Party& late_joiner(Scenario& s, const char* recipe, zk::Duration b_timeout, zk::Duration c_after) {
+  Party& a = s.join(recipe);
+  Party& b = s.join(recipe);
+  Party& c = s.join(recipe);
+  s.acquire_and_settle(a);
+  s.acquire(b, b_timeout);
+  s.run_for(c_after);
+  s.acquire(c);
+  s.run_for(kSettle);
+  return c;
+}
+
 // Writer `w` acquires, then reader `r`: both believe they hold, a reader beside a writer.
 void expect_reader_beside_writer(Scenario& s, Party& w, Party& r) {
   expect_both_hold(s, w, r);
@@ -404,25 +428,16 @@ TEST(Zoo, RestartWhenPredecessorGoneCreatesMoreNodesThanAcquires) {
   // fair-mutex re-lists and keeps its one node. Both hold once a releases.
   const char* names[] = {"broken/restart-when-predecessor-gone", "fair-mutex"};
   uint64_t most[2] = {0, 0};
-  for (int v = 0; v < 2; ++v) {
-    SCOPED_TRACE(names[v]);
-    for (int step = 0; step <= 120; ++step) {
-      Scenario s;
-      Party& a = s.join(names[v]);
-      Party& b = s.join(names[v]);
-      Party& c = s.join(names[v]);
-      s.acquire_and_settle(a);
-      s.acquire(b, milliseconds(50));
-      s.run_for(milliseconds(47) + zk::microseconds(50 * step));
-      s.acquire(c);
-      s.run_for(kSettle);
-      most[v] = std::max(most[v], c.stats().creates);
-      s.release(a);
-      s.run_for(kSettle);
-      EXPECT_TRUE(c.holds());
-      EXPECT_EQ(s.max_holders, 1);
-    }
-  }
+  sweep_pair(names, 120, [&](int v, int step) {
+    Scenario s;
+    Party& c = late_joiner(s, names[v], milliseconds(50),
+                           milliseconds(47) + zk::microseconds(50 * step));
+    most[v] = std::max(most[v], c.stats().creates);
+    s.release(*s.parties[0]);
+    s.run_for(kSettle);
+    EXPECT_TRUE(c.holds());
+    EXPECT_EQ(s.max_holders, 1);
+  });
   std::printf("[restart-when-predecessor-gone] most nodes one acquire created: broken=%llu "
               "fair=%llu\n",
               static_cast<unsigned long long>(most[0]), static_cast<unsigned long long>(most[1]));
@@ -468,27 +483,24 @@ TEST(Zoo, ThrowsOnConnectionLossLetsAnExceptionOutOfAcquire) {
   // and acquires every time.
   const char* names[] = {"broken/throws-on-connection-loss", "fair-mutex"};
   int thrown[2] = {0, 0};
-  for (int v = 0; v < 2; ++v) {
-    SCOPED_TRACE(names[v]);
-    for (int step = 0; step <= 80; ++step) {
-      Scenario s;
-      Party& a = s.join(names[v]);
-      Party& b = s.join(names[v]);
-      std::string outcome;
-      s.acquire_and_settle(a);
-      b.client->spawn(acquire_catching(b.lock.get(), &outcome), "acquire");
-      s.run_for(kSettle);
-      s.release(a);
-      s.run_for(zk::microseconds(50 * step));
-      s.inject(FaultKind::kConnectionLoss, 2);
-      s.run_for(kSettle);
-      if (outcome.rfind("exception: KeeperErrorCode = ConnectionLoss", 0) == 0) {
-        ++thrown[v];
-      } else {
-        EXPECT_EQ(outcome, "ZOK") << "step " << step;
-      }
+  sweep_pair(names, 80, [&](int v, int step) {
+    Scenario s;
+    Party& a = s.join(names[v]);
+    Party& b = s.join(names[v]);
+    std::string outcome;
+    s.acquire_and_settle(a);
+    b.client->spawn(acquire_catching(b.lock.get(), &outcome), "acquire");
+    s.run_for(kSettle);
+    s.release(a);
+    s.run_for(zk::microseconds(50 * step));
+    s.inject(FaultKind::kConnectionLoss, 2);
+    s.run_for(kSettle);
+    if (outcome.rfind("exception: KeeperErrorCode = ConnectionLoss", 0) == 0) {
+      ++thrown[v];
+    } else {
+      EXPECT_EQ(outcome, "ZOK") << "step " << step;
     }
-  }
+  });
   std::printf("[throws-on-connection-loss] acquires that threw: broken=%d fair=%d of 81\n",
               thrown[0], thrown[1]);
   EXPECT_GT(thrown[0], 0);
@@ -503,29 +515,20 @@ TEST(Zoo, ExistsWatchLeakLeavesACreationWatchThatCanNeverFire) {
   // runs in which the server still holds such a watch for c.
   const char* names[] = {"broken/exists-watch-leak", "fair-mutex"};
   int leaked[2] = {0, 0};
-  for (int v = 0; v < 2; ++v) {
-    SCOPED_TRACE(names[v]);
-    for (int step = 0; step <= 100; ++step) {
-      Scenario s;
-      Party& a = s.join(names[v]);
-      Party& b = s.join(names[v]);
-      Party& c = s.join(names[v]);
-      s.acquire_and_settle(a);
-      s.acquire(b, milliseconds(20));
-      s.run_for(milliseconds(18) + zk::microseconds(20 * step));
-      s.acquire(c);
-      s.run_for(kSettle);
-      s.release_and_settle(a);
-      ASSERT_TRUE(c.acquired.done) << "step " << step;
-      EXPECT_TRUE(c.holds()) << "step " << step;
-      s.release_and_settle(c);
-      bool leak = false;
-      for (const sim::WatchView& w : s.world.server_watches(c.client->id())) {
-        leak = leak || (!w.children && !s.world.node(w.path).has_value());
-      }
-      leaked[v] += leak ? 1 : 0;
+  sweep_pair(names, 100, [&](int v, int step) {
+    Scenario s;
+    Party& c = late_joiner(s, names[v], milliseconds(20),
+                           milliseconds(18) + zk::microseconds(20 * step));
+    s.release_and_settle(*s.parties[0]);
+    ASSERT_TRUE(c.acquired.done) << "step " << step;
+    EXPECT_TRUE(c.holds()) << "step " << step;
+    s.release_and_settle(c);
+    bool leak = false;
+    for (const sim::WatchView& w : s.world.server_watches(c.client->id())) {
+      leak = leak || (!w.children && !s.world.node(w.path).has_value());
     }
-  }
+    leaked[v] += leak ? 1 : 0;
+  });
   std::printf("[exists-watch-leak] runs leaving a watch on a gone node: broken=%d fair=%d of 101\n",
               leaked[0], leaked[1]);
   EXPECT_GT(leaked[0], 0);
@@ -807,47 +810,44 @@ TEST(Zoo, ContainerDirRaceFailsTheAcquireWhenTheDirectoryIsReapedBeforeTheCreate
   // fair-mutex, given the same container as its directory, makes it again and acquires.
   const char* names[] = {"broken/container-dir-race", "fair-mutex"};
   int failed[2] = {0, 0};
-  for (int v = 0; v < 2; ++v) {
-    SCOPED_TRACE(names[v]);
-    for (int step = 0; step <= 100; ++step) {
-      Scenario s;
-      LockOptions o;
-      if (v == 1) o.path = "/locks/test/queue";
-      Party& a = s.join(names[v], o);
-      if (v == 1) {
-        // The same directory the broken variant makes: a container below /locks/test.
-        s.inject(FaultKind::kForeignChild, 0, {}, "/locks");
-        s.inject(FaultKind::kForeignChild, 0, {}, "/locks/test");
-        s.run_for(milliseconds(1));
-        bool made = false;
-        auto make = [](sim::Client* c, bool* made) -> zk::Task<void> {
-          zk::Result<zk::Created> r =
-              co_await c->create("/locks/test/queue", "", zk::CreateMode::kContainer);
-          *made = r.ok();
-        };
-        a.client->spawn(make(a.client, &made), "make");
-        s.run_for(milliseconds(5));
-        ASSERT_TRUE(made);
-      }
-      s.acquire_and_settle(a);
-      ASSERT_TRUE(a.holds());
-      const int64_t every = milliseconds(100).us;
-      const zk::Time check{(s.now().us / every + 1) * every};
-      s.run_for(check - s.now() - milliseconds(5));
-      s.release(a);
-      s.run_for(milliseconds(2));
-      ASSERT_TRUE(a.released.done);
-      s.run_for(zk::microseconds(30 * step));
-      s.acquire(a);
-      s.run_for(kSettle);
-      ASSERT_TRUE(a.acquired.done) << "step " << step;
-      if (a.acquired.error == Error::kNoNode) {
-        ++failed[v];
-      } else {
-        EXPECT_EQ(a.acquired.error, Error::kOk) << "step " << step;
-      }
+  sweep_pair(names, 100, [&](int v, int step) {
+    Scenario s;
+    LockOptions o;
+    if (v == 1) o.path = "/locks/test/queue";
+    Party& a = s.join(names[v], o);
+    if (v == 1) {
+      // The same directory the broken variant makes: a container below /locks/test.
+      s.inject(FaultKind::kForeignChild, 0, {}, "/locks");
+      s.inject(FaultKind::kForeignChild, 0, {}, "/locks/test");
+      s.run_for(milliseconds(1));
+      bool made = false;
+      auto make = [](sim::Client* c, bool* made) -> zk::Task<void> {
+        zk::Result<zk::Created> r =
+            co_await c->create("/locks/test/queue", "", zk::CreateMode::kContainer);
+        *made = r.ok();
+      };
+      a.client->spawn(make(a.client, &made), "make");
+      s.run_for(milliseconds(5));
+      ASSERT_TRUE(made);
     }
-  }
+    s.acquire_and_settle(a);
+    ASSERT_TRUE(a.holds());
+    const int64_t every = milliseconds(100).us;
+    const zk::Time check{(s.now().us / every + 1) * every};
+    s.run_for(check - s.now() - milliseconds(5));
+    s.release(a);
+    s.run_for(milliseconds(2));
+    ASSERT_TRUE(a.released.done);
+    s.run_for(zk::microseconds(30 * step));
+    s.acquire(a);
+    s.run_for(kSettle);
+    ASSERT_TRUE(a.acquired.done) << "step " << step;
+    if (a.acquired.error == Error::kNoNode) {
+      ++failed[v];
+    } else {
+      EXPECT_EQ(a.acquired.error, Error::kOk) << "step " << step;
+    }
+  });
   std::printf("[container-dir-race] acquires that failed with NoNode: broken=%d fair=%d of 101\n",
               failed[0], failed[1]);
   EXPECT_GT(failed[0], 0);
