@@ -131,7 +131,7 @@ int run_scale(const Command& self, const Args& args, const Io& io) {
   // whatever the step (events run in the same order).
   bool complete = true;
   while (totals.finished < *clients) {
-    if (world.run_until_idle(world.now() + zk::milliseconds(50))) break;
+    if (world.run_until_idle(world.now() + zk::seconds(1))) break;
     if ((*max_grants > 0 && totals.grants >= *max_grants) ||
         (*max_cpu > 0 && cpu_seconds() - cpu0 >= static_cast<double>(*max_cpu))) {
       complete = false;

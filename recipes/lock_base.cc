@@ -409,9 +409,11 @@ void sort_impl(std::vector<C>* cs, zk::Sequence reference, SortOrder order) {
 
 namespace detail {
 
-void parse_contender_views(const std::vector<std::string>& names,
-                           const std::vector<std::string>& markers,
-                           std::vector<ContenderView>* out) {
+namespace {
+// One pass over any range of names (a reply's zk::Names, iterated in place, or a vector).
+template <class Range>
+void parse_views(const Range& names, const std::vector<std::string>& markers,
+                 std::vector<ContenderView>* out) {
   out->clear();
   out->reserve(names.size());
   for (const std::string& n : names) {
@@ -422,6 +424,18 @@ void parse_contender_views(const std::vector<std::string>& names,
       break;
     }
   }
+}
+}  // namespace
+
+void parse_contender_views(const zk::Names& names, const std::vector<std::string>& markers,
+                           std::vector<ContenderView>* out) {
+  parse_views(names, markers, out);
+}
+
+void parse_contender_views(const std::vector<std::string>& names,
+                           const std::vector<std::string>& markers,
+                           std::vector<ContenderView>* out) {
+  parse_views(names, markers, out);
 }
 
 void sort_contender_views(std::vector<ContenderView>* cs, zk::Sequence reference, SortOrder order) {
@@ -440,25 +454,95 @@ std::optional<Ahead> Ahead::of(std::vector<ContenderView>* cs, std::string_view 
   return Ahead(cs, static_cast<size_t>(end - cs->begin()), reference, order);
 }
 
+std::optional<Ahead> Ahead::of(const zk::Names& names, const std::vector<std::string>& markers,
+                               std::string_view mine, zk::Sequence reference, SortOrder order,
+                               std::vector<ContenderView>* scratch) {
+  if (order != SortOrder::kSequence || !names.indexed()) {
+    parse_contender_views(names, markers, scratch);
+    return of(scratch, mine, reference, order);
+  }
+  // Ours is listed if its name is, under the sequence it parsed to (a name the scan would
+  // have found is indexed under its suffix's value).
+  if (!names.has_suffixed(reference.value, mine)) return std::nullopt;
+  scratch->clear();
+  Ahead a(scratch, 0, reference, order);
+  a.names_ = &names;
+  a.markers_ = &markers;
+  a.mine_ = mine;
+  return a;
+}
+
+template <class Enough>
+void Ahead::walk(Enough enough) {
+  if (walked_ || (!cs_->empty() && enough(*cs_))) return;
+  cs_->clear();
+  bool stopped = false;
+  names_->walk_before(reference_.value, mine_, [&](std::string_view name, int32_t value) {
+    // A contender is found under the value its first matching marker parses to, as the scan
+    // finds it; a name indexed under another of its suffixes is not one (there).
+    for (size_t m = 0; m < markers_->size(); ++m) {
+      zk::Sequence seq;
+      if (!sequence_after_marker(name, (*markers_)[m], &seq)) continue;
+      if (seq.value != value) return true;
+      cs_->push_back(ContenderView{name, seq, m});
+      stopped = enough(*cs_);
+      return !stopped;
+    }
+    return true;
+  });
+  walked_ = !stopped;
+}
+
+void Ahead::walk_all() {
+  walk([](const std::vector<ContenderView>&) { return false; });
+}
+
+size_t Ahead::size() {
+  if (names_ == nullptr) return size_;
+  walk_all();
+  return cs_->size();
+}
+
+size_t Ahead::count_up_to(size_t limit) {
+  if (names_ == nullptr) return std::min(size_, limit);
+  walk([limit](const std::vector<ContenderView>& cs) { return cs.size() >= limit; });
+  return std::min(cs_->size(), limit);
+}
+
 bool Ahead::before(const ContenderView& a, const ContenderView& b) const {
   return queue_before(a, b, reference_, order_);
 }
 
-const ContenderView& Ahead::nearest() const {
+const ContenderView& Ahead::nearest() {
+  if (names_ != nullptr) {
+    walk([](const std::vector<ContenderView>& cs) { return !cs.empty(); });
+    return cs_->front();
+  }
   return *std::max_element(cs_->begin(), cs_->begin() + static_cast<std::ptrdiff_t>(size_),
                            [&](const ContenderView& a, const ContenderView& b) {
                              return before(a, b);
                            });
 }
 
-const ContenderView& Ahead::first() const {
+const ContenderView& Ahead::first() {
+  if (names_ != nullptr) {
+    walk_all();
+    return cs_->back();
+  }
   return *std::min_element(cs_->begin(), cs_->begin() + static_cast<std::ptrdiff_t>(size_),
                            [&](const ContenderView& a, const ContenderView& b) {
                              return before(a, b);
                            });
 }
 
-const ContenderView* Ahead::nearest_with_marker(size_t marker) const {
+const ContenderView* Ahead::nearest_with_marker(size_t marker) {
+  if (names_ != nullptr) {
+    walk([marker](const std::vector<ContenderView>& cs) { return cs.back().marker == marker; });
+    for (const ContenderView& c : *cs_) {
+      if (c.marker == marker) return &c;
+    }
+    return nullptr;
+  }
   const ContenderView* out = nullptr;
   for (size_t i = 0; i < size_; ++i) {
     const ContenderView& c = (*cs_)[i];
@@ -468,6 +552,10 @@ const ContenderView* Ahead::nearest_with_marker(size_t marker) const {
 }
 
 const ContenderView& Ahead::at(size_t k) {
+  if (names_ != nullptr) {
+    walk_all();
+    return (*cs_)[cs_->size() - 1 - k];
+  }
   const auto begin = cs_->begin();
   std::nth_element(begin, begin + static_cast<std::ptrdiff_t>(k),
                    begin + static_cast<std::ptrdiff_t>(size_),
@@ -477,8 +565,9 @@ const ContenderView& Ahead::at(size_t k) {
 
 }  // namespace detail
 
-std::vector<Contender> parse_contenders(const std::vector<std::string>& names,
-                                        const std::vector<std::string>& markers) {
+namespace {
+template <class Range>
+std::vector<Contender> parse_owned(const Range& names, const std::vector<std::string>& markers) {
   std::vector<detail::ContenderView> views;
   detail::parse_contender_views(names, markers, &views);
   std::vector<Contender> out;
@@ -487,6 +576,17 @@ std::vector<Contender> parse_contenders(const std::vector<std::string>& names,
     out.push_back(Contender{std::string(v.name), v.seq, v.marker});
   }
   return out;
+}
+}  // namespace
+
+std::vector<Contender> parse_contenders(const zk::Names& names,
+                                        const std::vector<std::string>& markers) {
+  return parse_owned(names, markers);
+}
+
+std::vector<Contender> parse_contenders(const std::vector<std::string>& names,
+                                        const std::vector<std::string>& markers) {
+  return parse_owned(names, markers);
 }
 
 void sort_contenders(std::vector<Contender>* cs, zk::Sequence reference, SortOrder order) {

@@ -244,6 +244,8 @@ struct Contender {
 // Children that end in one of `markers` followed by a sequence suffix the server could have
 // produced; foreign children are ignored. The marker is found by its last occurrence, since the
 // suffix holds only digits and '-'.
+std::vector<Contender> parse_contenders(const zk::Names& names,
+                                        const std::vector<std::string>& markers);
 std::vector<Contender> parse_contenders(const std::vector<std::string>& names,
                                         const std::vector<std::string>& markers);
 
@@ -265,28 +267,41 @@ struct ContenderView {
   zk::Sequence seq;
   size_t marker = 0;
 };
+void parse_contender_views(const zk::Names& names, const std::vector<std::string>& markers,
+                           std::vector<ContenderView>* out);
 void parse_contender_views(const std::vector<std::string>& names,
                            const std::vector<std::string>& markers,
                            std::vector<ContenderView>* out);
 void sort_contender_views(std::vector<ContenderView>* cs, zk::Sequence reference, SortOrder order);
 
 // The contenders ahead of ours in the queue, for a waiter that needs one of them (the nearest,
-// the first, the nearest of a kind, the k-th), not the whole queue in order: one pass over the
-// list instead of a sort, which matters when ten thousand contenders each list ten thousand
-// names. The queue order is sort_contender_views's, so every pick is the contender that sorting
-// would have put at that place.
+// the first, the nearest of a kind, the k-th) or how many there are up to a few, not the whole
+// queue in order. Every answer is the contender sorting would have put at that place. Two ways:
+//   - from a parsed listing (of(cs, ...)): one pass that moves those ahead to the front;
+//   - from a listing's index by sequence suffix (of(names, ...), when the listing has one and
+//     the order is SortOrder::kSequence): walking back from our node only as far as a question
+//     needs, so the nearest node ahead costs O(log n) in a directory of n, not a read of all n
+//     names (ten thousand waiters each re-reading ten thousand names was the simulator's cost).
+// Both give the same answers for the same listing (tests/recipes/recipes_test.cc compares them).
 class Ahead {
  public:
   // Moves the contenders ordered before the one named `mine` to the front of *cs (in no
   // particular order) and views them. nullopt when `mine` is not in *cs. *cs must outlive it.
   static std::optional<Ahead> of(std::vector<ContenderView>* cs, std::string_view mine,
                                  zk::Sequence reference, SortOrder order);
+  // From a listing: its index when it has one and `order` is kSequence, else a parse of every
+  // name into *scratch. nullopt when `mine` is not listed. `names`, `markers` and *scratch must
+  // outlive it.
+  static std::optional<Ahead> of(const zk::Names& names, const std::vector<std::string>& markers,
+                                 std::string_view mine, zk::Sequence reference, SortOrder order,
+                                 std::vector<ContenderView>* scratch);
 
-  size_t size() const { return size_; }  // our place in the queue (0: first)
-  const ContenderView& nearest() const;  // the last one ahead (REQUIRES: size() > 0)
-  const ContenderView& first() const;    // the first in the queue (REQUIRES: size() > 0)
+  size_t size();                         // our place in the queue (0: first)
+  size_t count_up_to(size_t limit);      // min(size(), limit), reading no further than needed
+  const ContenderView& nearest();        // the last one ahead (REQUIRES: size() > 0)
+  const ContenderView& first();          // the first in the queue (REQUIRES: size() > 0)
   // The last one ahead with this marker, or nullptr.
-  const ContenderView* nearest_with_marker(size_t marker) const;
+  const ContenderView* nearest_with_marker(size_t marker);
   // The one at place k of the queue (REQUIRES: k < size()); reorders those ahead.
   const ContenderView& at(size_t k);
 
@@ -294,10 +309,21 @@ class Ahead {
   Ahead(std::vector<ContenderView>* cs, size_t size, zk::Sequence reference, SortOrder order)
       : cs_(cs), size_(size), reference_(reference), order_(order) {}
   bool before(const ContenderView& a, const ContenderView& b) const;
+  // Walking mode: *cs_ holds those found so far, nearest first; reads until `enough` says so
+  // for the last one added, or none are left.
+  template <class Enough>
+  void walk(Enough enough);
+  void walk_all();
+
   std::vector<ContenderView>* cs_;
-  size_t size_;
+  size_t size_;  // parsed mode: those ahead, at the front of *cs_
   zk::Sequence reference_;
   SortOrder order_;
+  // Walking mode (names_ set): the listing, its markers, our name, whether the walk ended.
+  const zk::Names* names_ = nullptr;
+  const std::vector<std::string>* markers_ = nullptr;
+  std::string_view mine_;
+  bool walked_ = false;
 };
 }  // namespace detail
 

@@ -189,17 +189,22 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
       ++stats_.watches_armed;
       if (flaws_.wait_on_event_thread) hand_to_event_thread(watch, &inbox);
     }
-    std::vector<detail::ContenderView>& cs = contenders_;  // views into ch: used only here
-    detail::parse_contender_views(ch.value.names.vector(), markers_, &cs);
-    std::optional<detail::Ahead> ahead = detail::Ahead::of(&cs, mine->name, mine->seq, flaws_.sort);
+    // The parsed queue, in one scratch vector for every lock on this thread: it is filled and
+    // read with no suspension in between, so no two attempts use it at once, and its capacity
+    // (the directory's size) is allocated once, not per listing and per waiter (ten thousand
+    // waiters' vectors of ten thousand entries were most of the simulator's memory).
+    thread_local std::vector<detail::ContenderView> scratch;
+    std::vector<detail::ContenderView>& cs = scratch;  // views into ch: used only here
+    std::optional<detail::Ahead> ahead =
+        detail::Ahead::of(ch.value.names, markers_, mine->name, mine->seq, flaws_.sort, &cs);
     if (!ahead) {  // our node vanished (deleted by someone): start over
       ++stats_.restarts;
       mine.reset();
       continue;
     }
     const Verdict v = decide(*ahead, capacity.value_or(options().max_leases));
-    // The listing is not needed while we wait: let it go (ten thousand waiters would otherwise
-    // each keep one, and the server's listings would not be freed as the directory changes).
+    // The listing is not needed while we wait: let it go (the server's log would otherwise keep
+    // every name an old listing can still see).
     cs.clear();
     ch.value.names = {};
     if (v.holds)
@@ -299,17 +304,16 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
 
 QueueLock::Verdict QueueLock::decide(detail::Ahead& ahead, uint32_t capacity) const {
   Verdict v;
-  const size_t i = ahead.size();  // our place in the queue
   const auto watch_node = [&](const detail::ContenderView& c) {
     v.watch = c.name;
     return v;
   };
   switch (policy_) {
     case QueuePolicy::kMutex:
-      if (i == 0) break;
+      if (ahead.count_up_to(1) == 0) break;  // first in the queue
       return watch_node(flaws_.watch_first_node ? ahead.first() : ahead.nearest());
     case QueuePolicy::kNaive:
-      if (i == 0) break;
+      if (ahead.count_up_to(1) == 0) break;
       v.watch_children = true;
       return v;
     case QueuePolicy::kReadWrite:
@@ -319,12 +323,12 @@ QueueLock::Verdict QueueLock::decide(detail::Ahead& ahead, uint32_t capacity) co
         if (const detail::ContenderView* w = ahead.nearest_with_marker(1)) return watch_node(*w);
         break;
       }
-      if (i == 0) break;
+      if (ahead.count_up_to(1) == 0) break;
       return watch_node(ahead.nearest());  // a writer waits for the nearest earlier node
     case QueuePolicy::kSemaphore: {
       const size_t n = std::max<uint32_t>(capacity, 1);
-      if (i < n) break;
-      if (flaws_.watch_lease_ahead) return watch_node(ahead.at(i - n));
+      if (ahead.count_up_to(n) < n) break;  // one of the first n
+      if (flaws_.watch_lease_ahead) return watch_node(ahead.at(ahead.size() - n));
       v.watch_children = true;
       return v;
     }
@@ -489,7 +493,7 @@ zk::Task<zk::Result<std::string>> ElectionCandidate::leader() {
   for (int i = 0; i < kMaxRetries; ++i) {
     zk::Result<zk::Children> ch = co_await session().get_children(dir());
     if (!ch.ok()) co_return R::failure(ch.error);
-    std::vector<Contender> cs = parse_contenders(ch.value.names.vector(), markers());
+    std::vector<Contender> cs = parse_contenders(ch.value.names, markers());
     if (cs.empty()) co_return R::failure(Error::kNoNode);
     sort_contenders(&cs, cs.front().seq, SortOrder::kSequence);
     zk::Result<zk::NodeData> d = co_await session().get_data(dir() + "/" + cs.front().name);

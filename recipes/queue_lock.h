@@ -162,9 +162,6 @@ class QueueLock : public LockBase {
   std::shared_ptr<zk::Condition> reconnected_ = std::make_shared<zk::Condition>();
   std::string marker_;
   std::vector<std::string> markers_;  // markers_of(policy_, marker_)
-  // Scratch for attempt()'s parsed queue, so its capacity is reused from one listing to the
-  // next. Filled and read with no suspension in between, so attempts never share it.
-  std::vector<detail::ContenderView> contenders_;
   Held last_node_;  // flaws_.one_node_member: the node this Lock created last, for any task
   // The semaphore's capacity read from LockOptions::capacity_path (cache_capacity: once).
   std::optional<uint32_t> cached_capacity_;

@@ -211,8 +211,9 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
   Node* parent = find_mut(parent_path);
   LOCKSTEP_ASSERT(parent != nullptr);
   const std::string_view name = name_of(txn.path);
-  parent->children.emplace(child_key(name), std::string(name));
-  parent->listed = false;
+  const uint64_t key = child_key(name);
+  parent->children.emplace(key, std::string(name));
+  if (parent->log) parent->log->add(key, name);
   parent->stat.cversion++;
   parent->stat.pzxid = txn.zxid;
   parent->stat.num_children++;
@@ -249,8 +250,9 @@ void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Tr
   Node* parent = find_mut(parent_path);
   LOCKSTEP_ASSERT(parent != nullptr);
   const std::string_view name = name_of(path);
-  parent->children.erase(std::make_pair(child_key(name), std::string(name)));
-  parent->listed = false;
+  const uint64_t key = child_key(name);
+  parent->children.erase(std::make_pair(key, std::string(name)));
+  if (parent->log) parent->log->remove(key, name);
   parent->stat.cversion++;
   parent->stat.pzxid = zxid;
   parent->stat.num_children--;
@@ -275,13 +277,11 @@ uint32_t DataTree::ephemeral_count(zk::SessionId owner) const {
 }
 
 zk::Names DataTree::children_in_order(const Node& node) const {
-  if (node.listed) return node.listing;
-  std::vector<std::string> out;
-  out.reserve(node.children.size());
-  for (const auto& [key, name] : node.children) out.push_back(name);
-  node.listing = zk::Names(std::move(out));
-  node.listed = true;
-  return node.listing;
+  if (!node.log) {
+    node.log = std::make_shared<zk::NameLog>();
+    for (const auto& [key, name] : node.children) node.log->add(key, name);
+  }
+  return node.log->listing();
 }
 
 void DataTree::set_sequence_counter(std::string_view parent, int32_t next) {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -49,10 +50,10 @@ struct Node {
   zk::SessionId extended_type;
   int32_t next_sequence = 0;
   std::set<std::pair<uint64_t, std::string>> children;  // (hash, name)
-  // The children as the last get_children reply listed them, shared by every reply made while
-  // they stay the same (DataTree::children_in_order); `listed` is false once a child came or went.
-  mutable zk::Names listing;
-  mutable bool listed = false;
+  // The children over time, from the first get_children on (DataTree::children_in_order): every
+  // listing is a version of it, made in O(1) and shared by the replies made at that version.
+  // Null for a node never listed. Owned by this node alone (a copied Node would share it).
+  mutable std::shared_ptr<zk::NameLog> log;
 };
 
 enum class TxnType : uint8_t { kCreate, kDelete, kSetData, kKillSession };
@@ -91,7 +92,7 @@ class DataTree {
   // REQUIRES: txn was prepared against a tree in the same state.
   void apply(const Txn& txn, std::vector<Trigger>* triggers);
 
-  // The node's children in iteration order (invariant 5), shared until a child comes or goes.
+  // The node's children in iteration order (invariant 5): a version of its NameLog, O(1).
   zk::Names children_in_order(const Node& node) const;
   // Ephemeral nodes per owning session (only sessions that own one), for the invariant that
   // no ephemeral outlives its session.

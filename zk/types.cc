@@ -34,8 +34,10 @@ bool parse_sequence_suffix(std::string_view s, Sequence* out) {
   if (!s.empty() && s.front() == '-') {
     negative = true;
     s.remove_prefix(1);
-    // %010d of a negative number: '-' and 9 digits, or '-' and 10 for magnitudes >= 10^9.
+    // %010d of a negative number: '-' and 9 digits, or '-' and 10 for magnitudes >= 10^9 (so
+    // never '-' and 10 digits from 0).
     if (s.size() != 9 && s.size() != 10) return false;
+    if (s.size() == 10 && s.front() == '0') return false;
   } else if (s.size() != 10) {
     return false;
   }
@@ -139,17 +141,6 @@ const char* error_name(Error e) {
     case Error::kCancelled: return "LOCKSTEP_CANCELLED";
   }
   return "ZUNKNOWN";
-}
-
-Names::Names(std::vector<std::string> names) {
-  size_t bytes = 0;
-  for (const std::string& n : names) bytes += 4 + n.size();
-  list_ = std::make_shared<const List>(List{std::move(names), bytes});
-}
-
-const std::vector<std::string>& Names::empty_list() {
-  static const std::vector<std::string> kEmpty;
-  return kEmpty;
 }
 
 }  // namespace zk

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "zk/names.h"
+
 namespace zk {
 
 // A span of time in microseconds. Negative durations are legal intermediate values.
@@ -70,40 +72,6 @@ struct Sequence {
 // A znode's data version (or cversion); -1 in a delete/set means "any version".
 using Version = int32_t;
 constexpr Version kAnyVersion = -1;
-
-// A directory's child names as one reply carried them: an immutable list that every holder
-// shares, so copying one is O(1) and ten thousand replies made from the same directory state
-// hold one list between them, not ten thousand copies. Iterates as a range of std::string in the
-// server's own order (NOT sorted). An empty Names holds nothing.
-class Names {
- public:
-  Names() = default;
-  explicit Names(std::vector<std::string> names);
-
-  size_t size() const { return list_ ? list_->names.size() : 0; }
-  bool empty() const { return size() == 0; }
-  const std::string& operator[](size_t i) const { return list_->names[i]; }
-  std::vector<std::string>::const_iterator begin() const { return vector().begin(); }
-  std::vector<std::string>::const_iterator end() const { return vector().end(); }
-  // The names as a vector (for code that needs one: a copy to sort, a comparison in a test).
-  const std::vector<std::string>& vector() const { return list_ ? list_->names : empty_list(); }
-  operator const std::vector<std::string>&() const { return vector(); }  // NOLINT: a view of it
-  friend bool operator==(const Names& a, const Names& b) { return a.vector() == b.vector(); }
-  friend bool operator==(const Names& a, const std::vector<std::string>& b) {
-    return a.vector() == b;
-  }
-  // The bytes the names take on the wire (4-byte length + the name each): what the server's
-  // reply frame holds for them.
-  size_t wire_bytes() const { return list_ ? list_->wire_bytes : 0; }
-
- private:
-  struct List {
-    std::vector<std::string> names;
-    size_t wire_bytes = 0;
-  };
-  static const std::vector<std::string>& empty_list();
-  std::shared_ptr<const List> list_;
-};
 
 // ZooKeeper's Stat structure, field for field.
 struct Stat {

@@ -23,9 +23,49 @@ TEST(Sequence, RejectsWhatTheServerCannotProduce) {
   // Short, long, non-digit and out-of-range suffixes are refused.
   Sequence s{};
   for (const char* bad :
-       {"", "42", "00000000042", "00000x0042", "9999999999", "-0000000000", "lock-0000000001"}) {
+       {"", "42", "00000000042", "00000x0042", "9999999999", "-0000000000", "-0000000005",
+        "-0999999999", "lock-0000000001"}) {
     EXPECT_FALSE(parse_sequence_suffix(bad, &s)) << bad;
   }
+}
+
+TEST(NameLog, EachListingIsItsVersionAndOnlyHeldVersionsKeepTheirNames) {
+  // A listing shows the names alive when it was made, in key order, whatever came or went
+  // later; one made at the same version is the same list; names no held listing can see are
+  // dropped, so a churning directory keeps a log of its own size.
+  auto log = std::make_shared<NameLog>();
+  log->add(3, "c");
+  log->add(1, "a");
+  const Names first = log->listing();
+  EXPECT_EQ(first, (std::vector<std::string>{"a", "c"}));
+  EXPECT_TRUE(first.indexed());
+  EXPECT_EQ(first.wire_bytes(), 10u);
+  log->remove(1, "a");
+  log->add(2, "b");
+  log->add(1, "a");  // the same name again: a new entry
+  const Names second = log->listing();
+  EXPECT_EQ(first, (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(second, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(second.size(), 3u);
+  EXPECT_EQ(second[1], "b");
+  const Names again = log->listing();
+  EXPECT_EQ(&again.vector(), &second.vector());  // one list per version, shared
+  for (int i = 0; i < 1000; ++i) {
+    const std::string name = "n-" + format_sequence(Sequence{i});
+    log->add(100 + static_cast<uint64_t>(i), name);
+    if (i % 10 == 0) {
+      const Names passing = log->listing();  // made and let go, as a recipe does
+      EXPECT_EQ(passing.size(), 4u);  // the live three and this one
+    }
+    log->remove(100 + static_cast<uint64_t>(i), name);
+  }
+  EXPECT_EQ(log->size(), 3u);
+  EXPECT_EQ(first, (std::vector<std::string>{"a", "c"}));  // held: still whole
+  EXPECT_LE(log->kept(), 3u + 2u);  // the live three and the old "a"; none of the 1000
+  bool any = false;
+  EXPECT_TRUE(second.walk_before(0, "", [&](std::string_view, int32_t) { return any = true; }));
+  EXPECT_FALSE(any);  // no name of these three ends in a sequence suffix
+  EXPECT_FALSE(Names(std::vector<std::string>{"a"}).walk_before(0, "", [](auto, auto) { return true; }));
 }
 
 TEST(Prng, SameSeedSameStreamAndSplitsAreIndependent) {

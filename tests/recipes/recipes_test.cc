@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -167,6 +168,85 @@ TEST(Contenders, ParseIgnoresForeignChildrenAndSortsAcrossTheSignedWrap) {
   EXPECT_EQ(rw[0].marker, 1u);
   EXPECT_EQ(rw[0].seq.value, 3);
   EXPECT_EQ(rw[1].marker, 0u);
+}
+
+// What a waiter asks of the queue ahead of it, answered from a parsed listing: every question
+// detail::Ahead answers, as text, to compare the two ways of answering.
+std::string ask_ahead(detail::Ahead& a) {
+  std::string out = "count1=" + std::to_string(a.count_up_to(1)) +
+                    " count3=" + std::to_string(a.count_up_to(3));
+  if (a.count_up_to(1) > 0) out += " nearest=" + std::string(a.nearest().name);
+  for (size_t m = 0; m < 2; ++m) {
+    const detail::ContenderView* c = a.nearest_with_marker(m);
+    out += " marker" + std::to_string(m) + "=" + (c != nullptr ? std::string(c->name) : "-");
+  }
+  const size_t n = a.size();
+  out += " size=" + std::to_string(n);
+  if (n > 0) out += " first=" + std::string(a.first().name);
+  for (size_t k = 0; k < n; k += 1 + n / 4) out += " at" + std::to_string(k) + "=" + std::string(a.at(k).name);
+  return out;
+}
+
+TEST(Contenders, WalkingTheIndexAnswersAsReadingEveryName) {
+  // The simulator's listings are versions of a NameLog with an index by sequence suffix, and a
+  // waiter walks back from its own node instead of reading every name. For random directories
+  // (readers and writers, foreign names, sequences across the signed wrap, names removed while
+  // older listings are still held) every answer must be the one reading every name gives.
+  const std::vector<std::string> markers = {"read-", "write-"};
+  std::mt19937_64 rng(20261126);
+  size_t compared = 0, walked = 0;
+  for (int round = 0; round < 60; ++round) {
+    auto log = std::make_shared<zk::NameLog>();
+    const int32_t bases[] = {0, INT32_MAX - 6, -1000000003, 999999995};
+    uint32_t next = static_cast<uint32_t>(bases[round % 4]);
+    std::vector<std::string> live;
+    std::vector<zk::Names> held;  // older listings kept, so removed names stay in the log
+    auto key = [](const std::string& n) { return std::hash<std::string>{}(n) * 31u; };
+    for (int step = 0; step < 40; ++step) {
+      const uint64_t r = rng() % 10;
+      if (r < 6 || live.empty()) {
+        std::string name;
+        if (r == 5) {
+          name = (rng() % 2 ? "foreign-" : "x-read--") + zk::format_sequence(zk::Sequence{
+                                                              static_cast<int32_t>(rng())});
+        } else {
+          name = "_c_" + std::to_string(step) + "-1x0-" + markers[rng() % 2] +
+                 zk::format_sequence(zk::Sequence{static_cast<int32_t>(next)});
+          ++next;
+        }
+        if (std::find(live.begin(), live.end(), name) != live.end()) continue;
+        log->add(key(name), name);
+        live.push_back(name);
+      } else {
+        const size_t i = rng() % live.size();
+        log->remove(key(live[i]), live[i]);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      if (rng() % 3 == 0) held.push_back(log->listing());
+    }
+    held.push_back(log->listing());
+    for (const zk::Names& indexed : held) {
+      ASSERT_TRUE(indexed.indexed());
+      const zk::Names plain(indexed.vector());
+      ASSERT_FALSE(plain.indexed());
+      for (const Contender& mine : parse_contenders(plain, markers)) {
+        std::vector<detail::ContenderView> s1, s2;
+        std::optional<detail::Ahead> by_walk =
+            detail::Ahead::of(indexed, markers, mine.name, mine.seq, SortOrder::kSequence, &s1);
+        std::optional<detail::Ahead> by_read =
+            detail::Ahead::of(plain, markers, mine.name, mine.seq, SortOrder::kSequence, &s2);
+        ASSERT_TRUE(by_walk && by_read) << mine.name;
+        EXPECT_EQ(ask_ahead(*by_walk), ask_ahead(*by_read)) << "round " << round << ", " << mine.name;
+        ++compared;
+        walked += by_walk->size() > 0 ? 1 : 0;
+      }
+      std::vector<detail::ContenderView> s;
+      EXPECT_FALSE(detail::Ahead::of(indexed, markers, "_c_gone-1x0-read-0000000001",
+                                     zk::Sequence{1}, SortOrder::kSequence, &s));
+    }
+  }
+  EXPECT_GT(compared, 1000u);
+  EXPECT_GT(walked, compared / 2);
 }
 
 TEST(EveryCorrectRecipe, AcquiresAndReleasesAloneLeavingNoNode) {
