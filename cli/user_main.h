@@ -12,8 +12,9 @@
 // (the property suite in the simulator, every seed reproducible, failures saved as traces),
 // `merge`, `explore`, `replay`, `recheck`, `show`, `corpus`, `list`, `selfcheck`, `help`,
 // `version`. The user's recipes state their promises in their RecipeInfo (recipes/registry.h:
-// Promises, and for a broken variant an Exposure naming the property that must catch it). `check --real` and
-// `conformance` need the real ZooKeeper client, which this library leaves out; they say so.
+// Promises, and for a broken variant an Exposure naming the property that must catch it).
+// `check --real` and `conformance` need the real ZooKeeper client, which this library leaves
+// out; they say so.
 #pragma once
 
 #include <vector>
