@@ -415,8 +415,9 @@ const Command kCheckCommand = {
     .details =
         "exit: 0 every recipe behaved as expected (a variant a real server cannot provoke does\n"
         "      not fail the run), 1 a correct recipe failed, a broken variant was not caught or\n"
-        "      the real harness failed, 2 usage error, 3 no server can be started (--real,\n"
-        "      --ensemble), 130 interrupted (the verdicts cover the seeds fully run)\n",
+        "      the real harness failed, 2 usage error (also a --trace-dir or --junit path that\n"
+        "      cannot be written), 3 no server can be started (--real, --ensemble), 130\n"
+        "      interrupted (the verdicts cover the seeds fully run)\n",
 };
 
 }  // namespace lockstep::cli
