@@ -105,6 +105,14 @@ std::string order_shards(std::vector<Input>* inputs) {
              shard_name(*in.rq.shard) + "'s block " + std::to_string(first) + ".." +
              std::to_string(first + count - 1);
     }
+    for (const RecipeResult& r : in.report.results) {
+      if (r.first_seed != first || r.seeds_run > count) {
+        return "'" + in.path + "' is not consistent: its result for " + r.recipe + " covers " +
+               std::to_string(r.seeds_run) + " seed(s) from " + std::to_string(r.first_seed) +
+               ", outside the block " + std::to_string(first) + ".." +
+               std::to_string(first + count - 1) + " it reports";
+      }
+    }
   }
   const uint64_t n = inputs->front().rq.shard->count;
   std::string missing;

@@ -263,6 +263,10 @@ TEST(Merge, RefusesReportsThatAreNotOneSweep) {
   real["backend"] = "standalone";
   const std::string real_path = temp_path("real.json");
   write_text(real_path, real.dump());
+  json shifted = json::parse(read_text(two[1]));
+  shifted["results"][1]["first_seed"] = 6;
+  const std::string shifted_path = temp_path("shifted.json");
+  write_text(shifted_path, shifted.dump());
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{}, "give the shard reports to merge"},
       {{garbage}, "'" + garbage + "' is not JSON"},
@@ -272,6 +276,10 @@ TEST(Merge, RefusesReportsThatAreNotOneSweep) {
       {{two[0], other[1]}, "options.seeds is 8 in the first and 10 in the second"},
       {{two[0], three[1]}, "cut the sweep differently: shard 0/2 and shard 1/3"},
       {{real_path, two[1]}, "is a report of a real server"},
+      {{two[0], shifted_path},
+       "'" + shifted_path +
+           "' is not consistent: its result for fair-mutex covers 4 seed(s) from 6, outside the "
+           "block 5..8 it reports"},
       {{temp_path("no-such.json")}, "cannot read '" + temp_path("no-such.json") + "'"},
   };
   for (const auto& [files, says] : cases) {
