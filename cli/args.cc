@@ -20,9 +20,9 @@ std::vector<std::string> Args::all(std::string_view name) const {
 
 const std::vector<const Command*>& commands() {
   static const std::vector<const Command*> all = {
-      &kCheckCommand,  &kSelfCheckCommand,   &kListCommand,    &kExploreCommand,
-      &kHerdCommand,   &kReplayCommand,      &kRecheckCommand, &kShowCommand,
-      &kCorpusCommand, &kConformanceCommand, &kVersionCommand, &kHelpCommand};
+      &kCheckCommand,       &kMergeCommand,   &kSelfCheckCommand, &kListCommand, &kExploreCommand,
+      &kHerdCommand,        &kReplayCommand,  &kRecheckCommand,   &kShowCommand, &kCorpusCommand,
+      &kConformanceCommand, &kVersionCommand, &kHelpCommand};
   return all;
 }
 

@@ -17,49 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/check_test_support.h"
 #include "properties/scenario.h"
 #include "recipes/registry.h"
 
 namespace lockstep::cli {
 namespace {
 
-using namespace properties;  // the engine's values: results, savers, seeds
-
-struct Outcome {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
-
-// Runs `lockstep check ARGS` in this process: the one flag parser, then the command, with their
-// own streams and `saver` for failure traces.
-Outcome run(const std::vector<std::string>& args, const TraceSaver& saver = nullptr) {
-  std::ostringstream out, err;
-  const std::optional<Args> parsed = parse_args(kCheckCommand, args, err);
-  const int code = parsed ? run_check(*parsed, out, err, false, saver) : kExitUsage;
-  return {code, out.str(), err.str()};
-}
-
-// A saver that writes nothing and remembers what it was asked:
-// "recipe seed dir fault-count property[ no-shrink]".
-struct FakeSaver {
-  std::vector<std::string> calls;
-  std::string fail_with;  // when set, every save fails with this error
-
-  TraceSaver saver() {
-    return [this](const FailingSeed& f, std::string* error) -> std::string {
-      calls.push_back(f.recipe->name + " " + std::to_string(f.seed) + " " + f.dir + " " +
-                      std::to_string(f.faults.size()) + " " +
-                      (f.property ? to_string(*f.property) : "-") + (f.shrink ? "" : " no-shrink") +
-                      (f.demonstration ? " demonstration" : ""));
-      if (!fail_with.empty()) {
-        *error = fail_with;
-        return {};
-      }
-      return f.dir + "/" + f.recipe->name + "-" + std::to_string(f.seed) + ".json";
-    };
-  }
-};
+using namespace check_test;
 
 // Unknown recipes, flags, fault kinds and malformed numbers are usage errors (exit 2) that say
 // what was wrong.
@@ -100,33 +65,6 @@ TEST(CheckMain, FirstSeedUsageErrorsExitTwoWithAReason) {
   EXPECT_NE(both.err.find("--first-seed starts a range of --seeds N and --seed S runs one seed"),
             std::string::npos)
       << both.err;
-}
-
-// The faults under which broken/no-sync-recheck is caught (a lost delete reply read back from a
-// lagging server), as the CLI spells them and as a set.
-const std::vector<std::string> kLaggingLostReply = {"--faults", "lagging-follower,lost-reply"};
-
-std::set<sim::FaultKind> lagging_lost_reply() {
-  std::set<sim::FaultKind> faults;
-  for (const char* name : {"lagging-follower", "lost-reply"}) {
-    sim::FaultKind k;
-    EXPECT_TRUE(parse_fault_name(name, &k)) << name;
-    faults.insert(k);
-  }
-  return faults;
-}
-
-// The seed that catches broken/no-sync-recheck under those faults, searching from seed 1.
-uint64_t no_sync_recheck_catch() {
-  const RecipeResult r =
-      check_seeds(*recipes::find_recipe("broken/no-sync-recheck"), 1, 2000, lagging_lost_reply());
-  EXPECT_TRUE(r.search_over()) << "broken/no-sync-recheck was not caught in 2000 seeds";
-  return r.first_failing_seed().value_or(0);
-}
-
-std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
 }
 
 // --first-seed S --seeds N runs exactly seeds S..S+N-1: the JSON reports that range, a catch at
@@ -275,10 +213,14 @@ TEST(CheckMain, JobsGiveTheSameOutputByteForByte) {
     if (json) args.push_back("--json");
     const Outcome o = run(concat(args, kLaggingLostReply), fake.saver());
     Run r{o.code, o.out, fake.calls};
-    // The timing line and the rates are the only things allowed to differ.
+    // The timing line, the timings and rates, and the options' jobs are the only things allowed
+    // to differ.
     r.out = std::regex_replace(r.out, std::regex("\n[0-9]+ recipes, [^\n]*\n"), "\n");
     r.out = std::regex_replace(
-        r.out, std::regex("\"(seconds|seeds_per_second|seeds_per_cpu_second)\": [0-9.e+-]+"), "");
+        r.out,
+        std::regex(
+            "\"(seconds|cpu_seconds|seeds_per_second|seeds_per_cpu_second|jobs)\": [0-9.e+-]+"),
+        "");
     return r;
   };
   for (const bool json : {false, true}) {

@@ -44,13 +44,16 @@ inline constexpr ExitCode kExitCodes[] = {
     {kExitFailure, "failure",
      "a correct recipe failed, a broken variant was not caught, a trace still fails, a "
      "counterexample was found, or the simulator and the server disagree"},
-    {kExitUsage, "usage", "a bad flag, value or input file: the message says what and how to fix it"},
+    {kExitUsage, "usage",
+     "a bad flag, value or input file: the message says what and how to fix it"},
     {kExitNoServer, "no-server",
      "a real ZooKeeper server is needed and cannot be started (java or the zookeeper package "
      "missing: the message says how to install them)"},
     {kExitIncomplete, "incomplete",
-     "explore found nothing in what it ran but stopped before its scope was exhausted"},
-    {kExitDiverged, "diverged", "replay: the run left its recording (the first divergent event is named)"},
+     "explore found nothing in what it ran but stopped before its scope was exhausted; merge: "
+     "a shard was interrupted and nothing failed in what ran"},
+    {kExitDiverged, "diverged",
+     "replay: the run left its recording (the first divergent event is named)"},
     {kExitRecipeChanged, "recipe-changed",
      "replay: the recipe changed since the trace was recorded (--allow-changed replays anyway)"},
     {kExitInterrupted, "interrupted",
@@ -141,6 +144,7 @@ void print_exit_codes(std::ostream& out);
 
 // The subcommands, each defined in its own cli/cmd_*.cc.
 extern const Command kCheckCommand;
+extern const Command kMergeCommand;
 extern const Command kSelfCheckCommand;
 extern const Command kListCommand;
 extern const Command kExploreCommand;

@@ -323,6 +323,38 @@ TEST(Cli, CheckSigtermStopsTheWorkersAndExits130) {
   EXPECT_EQ(errno, ESRCH);
 }
 
+// A shard stopped by SIGTERM writes a report of the seeds it fully ran (exit 130), and `merge`
+// of it says the sweep is incomplete: exit 4, ok false, never a pass.
+TEST(Cli, MergeOfAnInterruptedShardIsIncomplete) {
+  const std::string dir = ::testing::TempDir() + "interrupted-shard";
+  std::filesystem::create_directories(dir);
+  int codes[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string cmd = "timeout --preserve-status -s TERM 2 '" + std::string(LOCKSTEP_BIN) +
+                            "' check --recipe fair-mutex --seeds 100000000 --no-traces --json "
+                            "--shard " +
+                            std::to_string(i) + "/2 > '" + dir + "/shard-" + std::to_string(i) +
+                            ".json' 2>/dev/null";
+    const int status = std::system(cmd.c_str());
+    codes[i] = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  EXPECT_EQ(codes[0], 130);
+  EXPECT_EQ(codes[1], 130);
+  const Outcome r = run("merge --json '" + dir + "/shard-1.json' '" + dir + "/shard-0.json'",
+                        "2>/dev/null");
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  const nlohmann::json doc = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.output;
+  EXPECT_EQ(doc["ok"], false);
+  EXPECT_EQ(doc["interrupted"], true);
+  EXPECT_NE(doc["interrupted_by"].get<std::string>().find("shard 0/2"), std::string::npos);
+  EXPECT_NE(doc["interrupted_by"].get<std::string>().find("SIGTERM"), std::string::npos);
+  EXPECT_EQ(doc["results"][0]["complete"], false);
+  EXPECT_GT(doc["results"][0]["seeds_run"].get<uint64_t>(), 0u);
+  EXPECT_LT(doc["results"][0]["seeds_run"].get<uint64_t>(), 50000000u);
+  std::filesystem::remove_all(dir);
+}
+
 // Off a terminal `check` draws no progress line (no carriage returns in a log), and a bad
 // --first-seed is a usage error.
 TEST(Cli, CheckDrawsNoProgressLineOffATerminal) {

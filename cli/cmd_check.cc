@@ -1,12 +1,15 @@
 // `lockstep check`: see cli/check.h.
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <ostream>
+#include <tuple>
 
 #include "cli/check.h"
+#include "cli/check_report.h"
 #include "properties/scenario.h"
 #include "traces/record.h"
 #ifdef LOCKSTEP_HAVE_REAL
@@ -18,13 +21,8 @@
 namespace lockstep::cli {
 namespace {
 
-using properties::column_name;
 using properties::CheckOptions;
-using properties::kPropertyCount;
-using properties::Property;
-using properties::PropertyResult;
 using properties::RecipeResult;
-using properties::to_string;
 
 constexpr uint64_t kMaxSeed = std::numeric_limits<uint64_t>::max() / 2;
 #ifdef LOCKSTEP_HAVE_REAL
@@ -33,316 +31,7 @@ constexpr uint64_t kRealDefaultSeeds = properties::kRealDefaultSeeds;
 constexpr uint64_t kRealDefaultSeeds = 3;
 #endif
 
-// Where the seeds run: the simulator, one real server, or a real 3-server ensemble.
-enum class Where { kSimulator, kStandalone, kEnsemble };
-
-const char* backend_name(Where w) {
-  switch (w) {
-    case Where::kSimulator: return "simulator";
-    case Where::kStandalone: return "standalone";
-    case Where::kEnsemble: return "ensemble";
-  }
-  return "simulator";
-}
-
-// What one run of the command was asked, beyond the engine's options.
-struct Request {
-  CheckOptions o;
-  Where where = Where::kSimulator;
-  bool json = false;
-  bool event_log = false;
-};
-
-// The command that reruns `seed` of `recipe` as this run ran it.
-std::string repro(const Request& rq, const std::string& recipe, uint64_t seed) {
-  std::string cmd = rq.o.program + " check";
-  if (rq.where == Where::kStandalone) cmd += " --real";
-  if (rq.where == Where::kEnsemble) cmd += " --ensemble";
-  return cmd + " --recipe " + recipe + " --seed " + std::to_string(seed) +
-         properties::faults_flag(rq.o.fault_restriction());
-}
-
-// The verdict column: an interrupted recipe is "stopped" unless a correct one already failed.
-const char* outcome(const RecipeResult& r, const CheckOptions& o) {
-  const bool correct = r.expected == recipes::Expected::kCorrect;
-  if (!r.error.empty()) return "ERROR";
-  if (!r.unsupported.empty()) return "not provokable";
-  if (correct && r.violated()) return "FAILED";
-  if (!properties::complete(r, o)) return "stopped";
-  if (correct) return "ok";
-  return r.as_expected() ? "caught" : "NOT CAUGHT";
-}
-
-// "seed S", "pass", "-" (claimed, but no seed judged it: its faults excluded it) or
-// "unclaimed" (the recipe's registration does not claim it).
-std::string cell(const RecipeResult& r, Property property) {
-  const PropertyResult& p = r.properties[static_cast<int>(property)];
-  if (p.seed) return "seed " + std::to_string(*p.seed);
-  if (r.claimed.count(property) == 0) return "unclaimed";
-  return p.judged == 0 ? "-" : "pass";
-}
-
-void print_table(const std::vector<RecipeResult>& results, const Request& rq, std::ostream& out) {
-  size_t width = 6;
-  for (const RecipeResult& r : results) width = std::max(width, r.recipe.size());
-  char buf[64];
-  out << "recipe" << std::string(width - 6 + 2, ' ') << "expected ";
-  for (int i = 0; i < kPropertyCount; ++i) {
-    std::snprintf(buf, sizeof buf, "%-10s", column_name(static_cast<Property>(i)));
-    out << buf;
-  }
-  out << "seeds    result\n";
-  for (const RecipeResult& r : results) {
-    out << r.recipe << std::string(width - r.recipe.size() + 2, ' ');
-    std::snprintf(buf, sizeof buf, "%-9s", recipes::to_string(r.expected));
-    out << buf;
-    for (int i = 0; i < kPropertyCount; ++i) {
-      std::snprintf(buf, sizeof buf, "%-10s", cell(r, static_cast<Property>(i)).c_str());
-      out << buf;
-    }
-    std::snprintf(buf, sizeof buf, "%-8llu ", static_cast<unsigned long long>(r.seeds_run));
-    out << buf << outcome(r, rq.o) << "\n";
-  }
-  out << "columns: ";
-  for (int i = 0; i < kPropertyCount; ++i) {
-    const auto p = static_cast<Property>(i);
-    out << (i ? ", " : "") << column_name(p) << "=" << to_string(p);
-  }
-  out << "; pass = held in every seed where it applies, - = claimed but not judged (the faults "
-         "drawn exclude it), unclaimed = the recipe does not claim it"
-      << (rq.where == Where::kSimulator ? "" : " (herd: never on a real server)")
-      << ", seed S = first violating seed\n";
-}
-
-void print_failures(const std::vector<RecipeResult>& results, const Request& rq,
-                    std::ostream& out) {
-  for (const RecipeResult& r : results) {
-    if (!r.error.empty()) out << "ERROR " << r.recipe << ": " << r.error << "\n";
-    if (!r.unsupported.empty()) {
-      out << "not provokable on a real server: " << r.recipe << " (" << r.unsupported
-          << "); the simulator catches it: " << rq.o.program << " check --recipe " << r.recipe
-          << "\n";
-    }
-    for (int i = 0; i < kPropertyCount; ++i) {
-      const PropertyResult& p = r.properties[i];
-      if (!p.seed) continue;
-      const bool expected_hit = r.expected == recipes::Expected::kBroken &&
-                                (!r.must_violate || *r.must_violate == static_cast<Property>(i));
-      out << (expected_hit                               ? "caught   "
-              : r.expected == recipes::Expected::kBroken ? "also     "
-                                                         : "VIOLATED ")
-          << r.recipe << " " << to_string(static_cast<Property>(i)) << " at seed " << *p.seed
-          << ": " << p.message.substr(0, p.message.find('\n'))
-          << "\n  reproduce: " << repro(rq, r.recipe, *p.seed) << "\n";
-      if (auto t = r.traces.find(*p.seed); t != r.traces.end()) {
-        out << "  trace:     " << t->second << "\n  replay:    " << rq.o.program << " replay "
-            << t->second << "\n  show:      " << rq.o.program << " show " << t->second << "\n";
-      }
-    }
-    for (int i = 0; i < kPropertyCount; ++i) {
-      const PropertyResult& p = r.properties[i];
-      if (!p.demonstration_seed || r.expected != recipes::Expected::kCorrect) continue;
-      const PropertyResult& fenced = r.properties[static_cast<int>(Property::kFencedSafety)];
-      out << "expected " << r.recipe << " " << to_string(static_cast<Property>(i)) << " in "
-          << p.demonstrated << " seed(s), as its faults excuse (not a failure), first at seed "
-          << *p.demonstration_seed << ": "
-          << p.demonstration.substr(0, p.demonstration.find('\n')) << "\n"
-          << (fenced.judged > 0 && !fenced.seed
-                  ? "  fenced-safety held in every seed: the resource rejected the stale holder\n"
-                  : "")
-          << "  reproduce: " << repro(rq, r.recipe, *p.demonstration_seed) << "\n";
-      if (auto t = r.traces.find(*p.demonstration_seed); t != r.traces.end()) {
-        out << "  trace:     " << t->second << "\n  show:      " << rq.o.program << " show "
-            << t->second << "\n";
-      }
-    }
-    if (r.expected == recipes::Expected::kBroken && r.error.empty() && !r.as_expected() &&
-        properties::complete(r, rq.o)) {
-      out << "NOT CAUGHT " << r.recipe << ": "
-          << (r.must_violate ? to_string(*r.must_violate) : "no property")
-          << " was never violated in " << r.seeds_run << " seeds"
-          << (rq.o.seed ? "" : " (try --seeds " + std::to_string(r.seeds_run * 10) + ")") << "\n";
-    }
-  }
-  const bool saved = std::any_of(results.begin(), results.end(), [](const RecipeResult& r) {
-    return std::any_of(std::begin(r.properties), std::end(r.properties),
-                       [&](const PropertyResult& p) { return p.seed && r.traces.count(*p.seed); });
-  });
-  if (saved && rq.o.shrink_traces) {
-    out << "(each trace holds its seed's run shrunk while the property stays violated: the "
-           "fewest faults, clients and rounds, then the fewest scheduling choices off the "
-           "default; --no-shrink saves it as run)\n";
-  }
-  // A real server's seed does not reproduce its schedule: the report is all there is.
-  for (const RecipeResult& r : results) {
-    if (!rq.o.seed && !r.first_report.empty() && r.expected == recipes::Expected::kCorrect) {
-      out << "\n" << r.first_report;
-    }
-  }
-}
-
-nlohmann::json or_null(const std::string& s) {
-  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
-}
-
-// The one JSON schema of both backends (cli/check.h).
-nlohmann::json to_json(const std::vector<RecipeResult>& results, const Request& rq,
-                       const std::string& server, double seconds, double cpu_seconds,
-                       bool interrupted) {
-  nlohmann::json rs = nlohmann::json::array();
-  uint64_t seeds = 0;
-  for (const RecipeResult& r : results) {
-    seeds += r.seeds_run;
-    nlohmann::json props = nlohmann::json::object();
-    for (int i = 0; i < kPropertyCount; ++i) {
-      const PropertyResult& p = r.properties[i];
-      const auto property = static_cast<Property>(i);
-      props[to_string(property)] = p.seed                            ? "violated"
-                                   : r.claimed.count(property) == 0 ? "not-claimed"
-                                   : p.judged == 0                  ? "not-judged"
-                                                                    : "pass";
-    }
-    nlohmann::json j;
-    j["recipe"] = r.recipe;
-    j["expected"] = recipes::to_string(r.expected);
-    j["verdict"] = r.verdict();
-    j["as_expected"] = r.as_expected();
-    j["expected_violation"] =
-        r.must_violate ? nlohmann::json(to_string(*r.must_violate)) : nlohmann::json(nullptr);
-    j["properties"] = props;
-    // What the faults excuse, shown, not failed (PropertyResult::demonstrated).
-    nlohmann::json demos = nlohmann::json::object();
-    for (int i = 0; i < kPropertyCount; ++i) {
-      const PropertyResult& p = r.properties[i];
-      if (!p.demonstration_seed) continue;
-      demos[to_string(static_cast<Property>(i))] = {
-          {"seeds", p.demonstrated},
-          {"first_seed", *p.demonstration_seed},
-          {"message", p.demonstration},
-          {"trace", or_null(r.traces.count(*p.demonstration_seed) != 0
-                                ? r.traces.at(*p.demonstration_seed)
-                                : std::string())}};
-    }
-    j["demonstrations"] = demos;
-    const std::optional<uint64_t> seed = r.first_failing_seed();
-    j["seed"] = seed ? nlohmann::json(*seed) : nlohmann::json(nullptr);
-    j["reproduce"] = seed ? nlohmann::json(repro(rq, r.recipe, *seed)) : nlohmann::json(nullptr);
-    j["first_seed"] = r.first_seed;
-    j["last_seed"] =
-        r.seeds_run > 0 ? nlohmann::json(r.first_seed + r.seeds_run - 1) : nlohmann::json(nullptr);
-    j["seeds_run"] = r.seeds_run;
-    j["complete"] = properties::complete(r, rq.o);
-    const auto trace = seed ? r.traces.find(*seed) : r.traces.end();
-    j["trace"] = trace != r.traces.end() ? nlohmann::json(trace->second) : nlohmann::json(nullptr);
-    j["not_provokable_reason"] = or_null(r.unsupported);
-    j["error"] = or_null(r.error);
-    rs.push_back(std::move(j));
-  }
-  nlohmann::json doc;
-  doc["backend"] = backend_name(rq.where);
-  doc["server"] = or_null(server);
-  const uint64_t first = rq.o.first();
-  doc["first_seed"] = first;
-  doc["last_seed"] = rq.o.seed ? first : first + rq.o.seeds - 1;
-  doc["interrupted"] = interrupted;
-  doc["seconds"] = seconds;
-  doc["seeds_per_second"] = seconds > 0 ? static_cast<double>(seeds) / seconds : 0.0;
-  doc["seeds_per_cpu_second"] = cpu_seconds > 0 ? static_cast<double>(seeds) / cpu_seconds : 0.0;
-  doc["results"] = std::move(rs);
-  return doc;
-}
-
-// After an interrupted run: per recipe, the seeds fully run (the verdicts above cover exactly
-// those) and the command that goes on from there.
-void print_coverage(const std::vector<RecipeResult>& results, const Request& rq,
-                    const char* signal, std::ostream& out) {
-  const CheckOptions& o = rq.o;
-  out << "INTERRUPTED (" << signal << "): the "
-      << (rq.where == Where::kSimulator ? "workers were" : "servers were")
-      << " stopped; the verdicts above cover, per recipe, only the seeds fully run (of "
-      << o.first() << ".." << o.first() + o.seeds - 1 << "):\n";
-  size_t width = 6;
-  for (const RecipeResult& r : results) width = std::max(width, r.recipe.size());
-  for (const RecipeResult& r : results) {
-    out << "  " << r.recipe << std::string(width - r.recipe.size() + 2, ' ');
-    if (r.seeds_run == 0) {
-      out << "no seed fully run";
-    } else {
-      out << "seeds " << r.first_seed << ".." << r.first_seed + r.seeds_run - 1;
-    }
-    if (properties::complete(r, o)) {
-      out << (r.search_over() ? " (caught: done)\n" : " (done)\n");
-      continue;
-    }
-    std::string go_on = repro(rq, r.recipe, 0);
-    go_on.erase(go_on.find(" --seed "));
-    out << "  go on: " << go_on << " --first-seed " << r.first_seed + r.seeds_run << " --seeds "
-        << o.count(r.expected) - r.seeds_run << properties::faults_flag(o.fault_restriction())
-        << "\n";
-  }
-  out << "no trace was saved; each `reproduce:` line above re-runs its seed\n";
-}
-
-void print_summary(const std::vector<RecipeResult>& results, const Request& rq, double seconds,
-                   double cpu, const char* interrupted, std::ostream& out) {
-  uint64_t seeds = 0;
-  uint64_t requests = 0;
-  bool all_expected = true;
-  for (const RecipeResult& r : results) {
-    seeds += r.seeds_run;
-    requests += r.requests;
-    all_expected = all_expected && r.as_expected();
-  }
-  char buf[300];
-  if (rq.where == Where::kSimulator) {
-    const double per_second = seconds > 0 ? static_cast<double>(seeds) / seconds : 0;
-    const double per_cpu_second = cpu > 0 ? static_cast<double>(seeds) / cpu : 0;
-    std::snprintf(buf, sizeof buf,
-                  "\n%zu recipes, %llu scenarios (%llu simulated requests) in %.2fs with %u "
-                  "job(s): %.0f scenarios/s; %.2f CPU-s, %.0f scenarios per CPU-second\n",
-                  results.size(), static_cast<unsigned long long>(seeds),
-                  static_cast<unsigned long long>(requests), seconds, rq.o.jobs, per_second, cpu,
-                  per_cpu_second);
-  } else {
-    std::snprintf(buf, sizeof buf, "\n%zu recipes, %llu scenarios in %.1fs on the %s\n",
-                  results.size(), static_cast<unsigned long long>(seeds), seconds,
-                  rq.where == Where::kEnsemble ? "3-server ensemble" : "standalone server");
-  }
-  out << buf;
-  if (interrupted != nullptr) {
-    print_coverage(results, rq, interrupted, out);
-  } else if (all_expected) {
-    out << "every recipe behaved as expected"
-        << (rq.where == Where::kSimulator ? "" : " on the real server") << "\n";
-  } else {
-    out << "FAILED: a correct recipe failed, a broken variant was not caught"
-        << (rq.where == Where::kSimulator ? "" : ", or the harness failed") << "\n";
-  }
-}
-
-// Prints the results as the request asks and returns the exit code.
-int finish(const std::vector<RecipeResult>& results, const Request& rq, const std::string& server,
-           double seconds, double cpu, const char* interrupted, std::ostream& out,
-           std::ostream& err) {
-  if (rq.json) {
-    out << to_json(results, rq, server, seconds, cpu, interrupted != nullptr).dump(2) << "\n";
-    if (interrupted != nullptr) {
-      err << "lockstep check: interrupted (" << interrupted
-          << "); each result covers first_seed..last_seed\n";
-    }
-  } else {
-    if (!rq.o.seed) {
-      print_table(results, rq, out);
-      out << "\n";
-    }
-    print_failures(results, rq, out);
-    if (!rq.o.seed) print_summary(results, rq, seconds, cpu, interrupted, out);
-  }
-  if (interrupted != nullptr) return kExitInterrupted;
-  const bool all_expected = std::all_of(results.begin(), results.end(),
-                                        [](const RecipeResult& r) { return r.as_expected(); });
-  return all_expected ? kExitOk : kExitFailure;
-}
+using Request = CheckRequest;
 
 // The recipes the request names, or the whole registry.
 std::vector<const recipes::RecipeInfo*> recipes_of(const CheckOptions& o) {
@@ -353,6 +42,102 @@ std::vector<const recipes::RecipeInfo*> recipes_of(const CheckOptions& o) {
     for (const std::string& name : o.recipes) todo.push_back(recipes::find_recipe(name));
   }
   return todo;
+}
+
+// "I/N" as a shard: I from 0, below N, N from 1 to kMaxShards; nullopt for anything else.
+std::optional<Shard> shard_from_text(const std::string& text) {
+  const size_t slash = text.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  auto number = [](const std::string& digits) -> std::optional<uint64_t> {
+    uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+    return v;
+  };
+  const std::optional<uint64_t> index = number(text.substr(0, slash));
+  const std::optional<uint64_t> count = number(text.substr(slash + 1));
+  if (!index || !count || *count < 1 || *count > kMaxShards || *index >= *count) {
+    return std::nullopt;
+  }
+  return Shard{*index, *count};
+}
+
+// The run's shard: --shard I/N, or else JOB_COMPLETION_INDEX and LOCKSTEP_SHARDS from the
+// environment (a Kubernetes Indexed Job sets the first). A sharded run covers its block of the
+// sweep (shard_block). False after a usage error.
+bool parse_shard(const Command& self, const Args& args, Request* rq, std::ostream& err) {
+  std::optional<Shard> shard;
+  std::string source;
+  if (args.has("shard")) {
+    source = "--shard " + args.get("shard", "");
+    shard = shard_from_text(args.get("shard", ""));
+    if (!shard) {
+      usage_error(self,
+                  "--shard wants I/N, shard I (counted from 0) of N shards, N from 1 to " +
+                      std::to_string(kMaxShards) +
+                      " and I below N (--shard 0/4 .. 3/4), "
+                      "not '" +
+                      args.get("shard", "") + "'",
+                  err);
+      return false;
+    }
+  } else {
+    const char* index = std::getenv("JOB_COMPLETION_INDEX");
+    const char* count = std::getenv("LOCKSTEP_SHARDS");
+    if (index == nullptr && count == nullptr) return true;
+    if (index == nullptr || count == nullptr) {
+      usage_error(self,
+                  std::string(index ? "JOB_COMPLETION_INDEX is set but LOCKSTEP_SHARDS is not"
+                                    : "LOCKSTEP_SHARDS is set but JOB_COMPLETION_INDEX is not") +
+                      ": a sharded run takes shard JOB_COMPLETION_INDEX of LOCKSTEP_SHARDS "
+                      "from both (in a Kubernetes Indexed Job set LOCKSTEP_SHARDS to its "
+                      "completions), or --shard I/N; unset it to run the whole sweep",
+                  err);
+      return false;
+    }
+    source = std::string("JOB_COMPLETION_INDEX=") + index + " with LOCKSTEP_SHARDS=" + count;
+    shard = shard_from_text(std::string(index) + "/" + count);
+    if (!shard) {
+      usage_error(self,
+                  source +
+                      " is not a shard: LOCKSTEP_SHARDS wants a whole number from 1 "
+                      "to " +
+                      std::to_string(kMaxShards) + " and JOB_COMPLETION_INDEX one from 0 below it",
+                  err);
+      return false;
+    }
+  }
+  std::string problem;
+  if (rq->where != Where::kSimulator) {
+    problem =
+        "splits a simulator sweep; --real and --ensemble are not sharded (a real server's "
+        "seed does not reproduce its schedule)";
+  } else if (rq->o.seed) {
+    problem = "splits a range of seeds and --seed S runs one; give one";
+  } else if (rq->sweep_seeds < shard->count) {
+    problem = "cuts --seeds " + std::to_string(rq->sweep_seeds) + " into " +
+              std::to_string(shard->count) + " parts of at least one seed each; give --seeds " +
+              std::to_string(shard->count) + " or more, or fewer shards";
+  }
+  if (!problem.empty()) {
+    usage_error(self, source + " " + problem, err);
+    return false;
+  }
+  rq->shard = shard;
+  std::tie(rq->o.first_seed, rq->o.seeds) = shard_block(rq->sweep_first, rq->sweep_seeds, *shard);
+  return true;
+}
+
+// --junit FILE: a file in a directory that exists and can be written (checked before any seed
+// runs). False after a usage error.
+bool parse_junit(const Command& self, const Args& args, Request* rq, std::ostream& err) {
+  if (!args.has("junit")) return true;
+  rq->junit = args.get("junit", "");
+  if (const std::string problem = junit_file_problem(rq->junit); !problem.empty()) {
+    usage_error(self, problem, err);
+    return false;
+  }
+  return true;
 }
 
 // The flags, checked: a usage error is printed (with how to fix it) and gives nullopt.
@@ -410,6 +195,9 @@ std::optional<Request> parse_request(const Command& self, const Args& args, std:
                       "one", err);
     return std::nullopt;
   }
+  rq.sweep_first = o.first_seed;
+  rq.sweep_seeds = o.seeds;
+  if (!parse_shard(self, args, &rq, err) || !parse_junit(self, args, &rq, err)) return std::nullopt;
 #ifdef LOCKSTEP_HAVE_REAL
   if (rq.where != Where::kSimulator) o.min_broken_seeds = properties::kRealBrokenSeeds;
 #endif
@@ -493,7 +281,8 @@ int check_in_simulator(const Request& rq, std::ostream& out, std::ostream& err, 
       err << "lockstep check: " << e << "\n";
     }
   }
-  return finish(results, rq, "", seconds, cpu, interrupted, out, err);
+  CheckReport report{std::move(results), "", seconds, cpu, interrupted ? interrupted : ""};
+  return finish(report, rq, "check", out, err);
 }
 
 // ---- a real server ----
@@ -554,7 +343,8 @@ int check_on_real(const Request& rq, std::ostream& out, std::ostream& err, bool 
   started.cluster.reset();  // stops every server by pid and removes its directory
   const char* interrupted =
       real::InterruptGuard::interrupted() ? real::InterruptGuard::signal_name() : nullptr;
-  return finish(results, rq, server, seconds, 0, interrupted, out, err);
+  CheckReport report{std::move(results), server, seconds, 0, interrupted ? interrupted : ""};
+  return finish(report, rq, "check", out, err);
 #else
   (void)rq;
   (void)out;
@@ -601,9 +391,16 @@ const Command kCheckCommand = {
              "comma-separated fault kinds to draw from (README \"Fault kinds\"), or none"},
             {"jobs", "N",
              "N worker processes (default 1); the output is that of --jobs 1 (simulator)"},
+            {"shard", "I/N",
+             "run shard I (from 0) of N: a contiguous block of each recipe's seeds; without "
+             "it, JOB_COMPLETION_INDEX and LOCKSTEP_SHARDS give the shard when both are set "
+             "(`lockstep merge` combines the shards' --json reports)"},
+            {"junit", "FILE", "also write a JUnit XML file: one testcase per recipe and property"},
             {"json", "",
-             "one JSON object, the same schema on both backends: {backend, server, results, "
-             "first_seed, last_seed, interrupted, seconds, seeds_per_second, ...}"},
+             "one JSON object, the same schema on both backends: {ok, exit_code, backend, "
+             "options, reproduce, first_seed, last_seed, interrupted, results: [{recipe, "
+             "verdict, violations: [{property, seed, message, reproduce}], ...}], ...} "
+             "(cli/README.md lists every key)"},
             {"log", "", "with --seed: also print the simulator's event log"},
             {"trace-dir", "DIR",
              "save every failing seed's trace, shrunk, under DIR (default traces/failures)"},
@@ -618,8 +415,9 @@ const Command kCheckCommand = {
     .details =
         "exit: 0 every recipe behaved as expected (a variant a real server cannot provoke does\n"
         "      not fail the run), 1 a correct recipe failed, a broken variant was not caught or\n"
-        "      the real harness failed, 2 usage error, 3 no server can be started (--real,\n"
-        "      --ensemble), 130 interrupted (the verdicts cover the seeds fully run)\n",
+        "      the real harness failed, 2 usage error (also a --trace-dir or --junit path that\n"
+        "      cannot be written), 3 no server can be started (--real, --ensemble), 130\n"
+        "      interrupted (the verdicts cover the seeds fully run)\n",
 };
 
 }  // namespace lockstep::cli

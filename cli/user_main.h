@@ -10,10 +10,11 @@
 //
 // and its binary is `lockstep` over the user's recipes as well as the built-in ones: `check`
 // (the property suite in the simulator, every seed reproducible, failures saved as traces),
-// `explore`, `replay`, `recheck`, `show`, `corpus`, `list`, `selfcheck`, `help`, `version`. The
-// user's recipes state their promises in their RecipeInfo (recipes/registry.h: Promises, and for
-// a broken variant an Exposure naming the property that must catch it). `check --real` and
-// `conformance` need the real ZooKeeper client, which this library leaves out; they say so.
+// `merge`, `explore`, `replay`, `recheck`, `show`, `corpus`, `list`, `selfcheck`, `help`,
+// `version`. The user's recipes state their promises in their RecipeInfo (recipes/registry.h:
+// Promises, and for a broken variant an Exposure naming the property that must catch it).
+// `check --real` and `conformance` need the real ZooKeeper client, which this library leaves
+// out; they say so.
 #pragma once
 
 #include <vector>
