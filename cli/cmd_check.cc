@@ -10,6 +10,7 @@
 #include "properties/scenario.h"
 #include "traces/record.h"
 #ifdef LOCKSTEP_HAVE_REAL
+#include "properties/host_progress.h"
 #include "properties/real_backend.h"
 #include "real/check_support.h"
 #include "real/server.h"
@@ -508,7 +509,7 @@ int check_on_real(const Request& rq, std::ostream& out, std::ostream& err, bool 
     err << "lockstep check: cannot start a ZooKeeper server: " << missing << "\n";
     return kExitNoServer;
   }
-  real::InterruptGuard guard;
+  properties::StopSignals guard;  // the one signal guard (properties/host_progress.h)
   const double t0 = properties::host_seconds();
   std::ostream* progress = interactive && !rq.json ? &err : nullptr;
   if (progress != nullptr) {
@@ -552,8 +553,7 @@ int check_on_real(const Request& rq, std::ostream& out, std::ostream& err, bool 
   if (progress != nullptr) *progress << "\r" << std::string(70, ' ') << "\r" << std::flush;
   const double seconds = properties::host_seconds() - t0;
   started.cluster.reset();  // stops every server by pid and removes its directory
-  const char* interrupted =
-      real::InterruptGuard::interrupted() ? real::InterruptGuard::signal_name() : nullptr;
+  const char* interrupted = properties::StopSignals::signal_name();
   return finish(results, rq, server, seconds, 0, interrupted, out, err);
 #else
   (void)rq;
