@@ -3,7 +3,7 @@
 // (started here on 127.0.0.1 and stopped by pid at the end); every outcome is compared through
 // fidelity/compare.h's list of the server's freedoms. Exit (cli/cli.h) 0 when nothing differs,
 // 1 on any mismatch, 2 for a usage error, 3 when the server cannot be started (java or the
-// zookeeper package missing), as `check --real`, 130 when interrupted (Ctrl-C, SIGTERM, SIGHUP:
+// server's jar missing), as `check --real`, 130 when interrupted (Ctrl-C, SIGTERM, SIGHUP:
 // the figures cover the sequences compared, and the command that goes on is printed). On a
 // terminal a progress line is kept on stderr; off a terminal nothing is drawn.
 #include <algorithm>

@@ -45,8 +45,8 @@ std::string server_prerequisites(const ClusterOptions& options) {
   }
   if (missing.empty()) return "";
   return missing +
-         ".\nInstall Debian's ZooKeeper server (it brings a Java runtime): "
-         "sudo apt-get install zookeeper\n(or run the top-level ./lockstep, which installs it)";
+         ".\nInstall Debian's ZooKeeper server and a Java runtime: sudo " + kServerInstallCommand +
+         "\n(or run the top-level ./lockstep, which installs them)";
 }
 
 std::string ensure_healthy(Cluster& cluster, int timeout_ms) {

@@ -14,7 +14,7 @@
 namespace lockstep::real {
 
 // "" when java and the ZooKeeper server jar are installed for `options`, otherwise what is
-// missing and how to install it (apt-get install zookeeper, or ./lockstep, which installs it).
+// missing and how to install it (kServerInstallCommand, or ./lockstep, which installs it).
 std::string server_prerequisites(const ClusterOptions& options);
 
 // Brings every stopped server of `cluster` back (a fault may have left one down) and waits up

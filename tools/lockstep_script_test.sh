@@ -2,7 +2,7 @@
 # Tests of the ./lockstep script's own functions, run by sourcing it (it then runs nothing):
 #  - which package sets each command installs: `check` the base set alone (no ZooKeeper
 #    server, no Java, no Chromium), the server set with the commands that start a server, the
-#    browser set with `test` only;
+#    browser set with `test` only; the server set is what real/server.h tells users to install;
 #  - LOCKSTEP_JUNIT: run_ctest on a tiny ctest project (one passing test, one failing) writes a
 #    JUnit report with those counts, and counts them in the totals; an unusable directory is a
 #    clear error, exit 2.
@@ -38,13 +38,19 @@ expect_eq "no command" "base" "$(sets)"
 
 # What `./lockstep check` installs holds no server, no Java and no browser.
 check_wants=" $(wanted_packages check | tr '\n' ' ') "
-for heavy in zookeeper default-jre default-jre-headless chromium; do
+for heavy in zookeeper libzookeeper-java default-jre default-jre-headless chromium; do
   [[ $check_wants != *" $heavy "* ]] || fail "./lockstep check would install $heavy:$check_wants"
 done
 test_wants=" $(wanted_packages test | tr '\n' ' ') "
-for needed in cmake g++ libzookeeper-mt-dev zookeeper chromium; do
+for needed in cmake g++ libzookeeper-mt-dev libzookeeper-java chromium; do
   [[ $test_wants == *" $needed "* ]] || fail "./lockstep test would not install $needed:$test_wants"
 done
+
+# real/server.h's install hint (what a missing server's message tells a user to run) names the
+# packages of the server set, and the Java runtime the script installs with them.
+hint=$(sed -n 's/^ *"\(apt-get install [^"]*\)";$/\1/p' "$(dirname "$SCRIPT")/real/server.h")
+expect_eq "real/server.h kServerInstallCommand" \
+  "apt-get install --no-install-recommends ${SERVER_PACKAGES[*]} $JAVA_PACKAGE" "$hint"
 
 # ---- JUnit reports ----
 SCRATCH=$(mktemp -d /tmp/lockstep-script-test-XXXXXX)
