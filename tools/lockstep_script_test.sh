@@ -63,7 +63,7 @@ enable_testing()
 add_test(NAME passes COMMAND true)
 add_test(NAME fails COMMAND false)
 EOF
-cmake -S "$SCRATCH/src" -B "$SCRATCH/build" >"$SCRATCH/configure.log" 2>&1 ||
+cmake -S "$SCRATCH/src" -B "$SCRATCH/build" -G Ninja >"$SCRATCH/configure.log" 2>&1 ||
   { cat "$SCRATCH/configure.log" >&2; fail "the tiny ctest project did not configure"; }
 
 LOCKSTEP_JUNIT="$SCRATCH/reports/nested"
