@@ -167,8 +167,8 @@ int run_compare(const lockstep::cli::Command& self, const lockstep::cli::Args& a
   if (!error.empty()) {
     std::fprintf(stderr,
                  "lockstep_sim_vs_real: real server: %s\n(install Debian's ZooKeeper server with "
-                 "`apt-get install zookeeper`, or run ./lockstep, which installs it)\n",
-                 error.c_str());
+                 "`%s`, or run ./lockstep bench, which installs it)\n",
+                 error.c_str(), lockstep::real::kServerInstallCommand);
     return 1;
   }
   const double real_rate = real.cycles / real.wall_s;

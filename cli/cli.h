@@ -47,7 +47,7 @@ inline constexpr ExitCode kExitCodes[] = {
     {kExitUsage, "usage",
      "a bad flag, value or input file: the message says what and how to fix it"},
     {kExitNoServer, "no-server",
-     "a real ZooKeeper server is needed and cannot be started (java or the zookeeper package "
+     "a real ZooKeeper server is needed and cannot be started (java or the server's jar "
      "missing: the message says how to install them)"},
     {kExitIncomplete, "incomplete",
      "explore found nothing in what it ran but stopped before its scope was exhausted; merge: "

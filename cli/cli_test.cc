@@ -269,6 +269,78 @@ uint64_t seeds_done(const std::string& output) {
   return most;
 }
 
+// The highest "exploring: N schedules" the progress line of `explore` showed so far (0: none).
+uint64_t schedules_shown(const std::string& output) {
+  static const std::regex progress("exploring: ([0-9]+) schedules \\(bound level [0-9]+ of 3\\), "
+                                   "[0-9]+ distinct states, [0-9]+ schedules/s");
+  uint64_t most = 0;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), progress);
+       it != std::sregex_iterator(); ++it) {
+    most = std::max<uint64_t>(most, std::stoull((*it)[1].str()));
+  }
+  return most;
+}
+
+// On a terminal `explore` keeps a progress line (schedules, distinct states, rate); a Ctrl-C
+// typed there stops the search after the run in progress with exit 130 and the summary of what
+// it covered: at least the schedules the line showed, the bound levels finished, and why it
+// stopped. The scope (3 clients, 2 rounds, bound 3, no run limit) takes far longer than the test.
+TEST(Cli, ExploreCtrlCPrintsWhatItCoveredAndExits130) {
+  TerminalRun run({"explore", "--recipe", "fair-mutex", "--clients", "3", "--rounds", "2",
+                   "--bound", "3", "--runs", "100000000", "--no-save"});
+  ASSERT_TRUE(run.started());
+  ASSERT_TRUE(run.read_until([](const std::string& o) { return schedules_shown(o) >= 200; }, 120))
+      << run.output();
+  const uint64_t shown = schedules_shown(run.output());
+  run.type("\x03");
+  EXPECT_EQ(run.finish(60), 130) << run.output();
+  const std::string& out = run.output();
+  EXPECT_NE(out.find("result: INTERRUPTED: no violation in the "), std::string::npos) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      out, m, std::regex("\ncovered: ([0-9]+) schedules, [0-3] of 4 bound levels \\(0\\.\\.3\\) "
+                         "finished, [0-9]+ distinct states")))
+      << out;
+  EXPECT_GE(std::stoull(m[1].str()), shown);
+  EXPECT_LT(std::stoull(m[1].str()), 100000000u);
+  EXPECT_NE(out.find("stopped: interrupted (SIGINT)"), std::string::npos) << out;
+}
+
+// Off a terminal `explore` draws no progress line (no carriage returns in a log), and its report
+// is unchanged: a small exhaustive scope still ends "no violation in this scope", exit 0.
+TEST(Cli, ExploreDrawsNoProgressLineOffATerminal) {
+  const Outcome r = run("explore --recipe fair-mutex --clients 2 --rounds 1 --bound 1", "2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("result: no violation in this scope"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("exploring:"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\r'), std::string::npos) << r.output;
+}
+
+// On a terminal `herd` names the row it measures; a Ctrl-C typed there stops it after that row
+// with exit 130: the table holds the rows measured (at least the first, at most all but the
+// last) and stderr says how many. Eight rows of 1,000 waiters take far longer than the test.
+TEST(Cli, HerdCtrlCReportsTheRowsMeasuredAndExits130) {
+  TerminalRun run({"herd", "--recipe", "naive-mutex", "--waiters",
+                   "1000,1001,1002,1003,1004,1005,1006,1007"});
+  ASSERT_TRUE(run.started());
+  ASSERT_TRUE(run.read_until(
+      [](const std::string& o) { return o.find("herd: row 2 of 8, naive-mutex") != std::string::npos; },
+      120))
+      << run.output();
+  run.type("\x03");
+  EXPECT_EQ(run.finish(60), 130) << run.output();
+  const std::string& out = run.output();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m,
+                                std::regex("INTERRUPTED \\(SIGINT\\): ([0-9]) of 8 rows measured")))
+      << out;
+  const int measured = std::stoi(m[1].str());
+  EXPECT_GE(measured, 1);
+  EXPECT_LE(measured, 7);
+  EXPECT_NE(out.find("naive-mutex  1000 "), std::string::npos) << out;
+  EXPECT_EQ(out.find("naive-mutex  1007 "), std::string::npos) << out;
+}
+
 // On a terminal `check` keeps a progress line (seeds done, seeds/s, ETA); a Ctrl-C typed there
 // stops it with exit 130 and a summary of the seeds fully run per recipe: the caught variant is
 // done, fair-mutex covers seeds 1..N (N at least what the progress line showed) with the command

@@ -13,6 +13,7 @@
 #include "properties/scenario.h"
 #include "traces/record.h"
 #ifdef LOCKSTEP_HAVE_REAL
+#include "properties/host_progress.h"
 #include "properties/real_backend.h"
 #include "real/check_support.h"
 #include "real/server.h"
@@ -297,7 +298,7 @@ int check_on_real(const Request& rq, std::ostream& out, std::ostream& err, bool 
     err << "lockstep check: cannot start a ZooKeeper server: " << missing << "\n";
     return kExitNoServer;
   }
-  real::InterruptGuard guard;
+  properties::StopSignals guard;  // the one signal guard (properties/host_progress.h)
   const double t0 = properties::host_seconds();
   std::ostream* progress = interactive && !rq.json ? &err : nullptr;
   if (progress != nullptr) {
@@ -341,8 +342,7 @@ int check_on_real(const Request& rq, std::ostream& out, std::ostream& err, bool 
   if (progress != nullptr) *progress << "\r" << std::string(70, ' ') << "\r" << std::flush;
   const double seconds = properties::host_seconds() - t0;
   started.cluster.reset();  // stops every server by pid and removes its directory
-  const char* interrupted =
-      real::InterruptGuard::interrupted() ? real::InterruptGuard::signal_name() : nullptr;
+  const char* interrupted = properties::StopSignals::signal_name();
   CheckReport report{std::move(results), server, seconds, 0, interrupted ? interrupted : ""};
   return finish(report, rq, "check", out, err);
 #else
@@ -408,7 +408,7 @@ const Command kCheckCommand = {
             {"no-shrink", "", "save the failing seeds' scenarios as they ran, unshrunk"},
             {"real", "",
              "run on one real ZooKeeper server started on 127.0.0.1 (needs java and the "
-             "zookeeper package; herd-freedom is not judged there)"},
+             "server's jar, libzookeeper-java; herd-freedom is not judged there)"},
             {"ensemble", "", "run on a real 3-server ensemble started on 127.0.0.1"},
         },
     .run = run_check_command,

@@ -3,7 +3,9 @@
 // (started here on 127.0.0.1 and stopped by pid at the end); every outcome is compared through
 // fidelity/compare.h's list of the server's freedoms. Exit (cli/cli.h) 0 when nothing differs,
 // 1 on any mismatch, 2 for a usage error, 3 when the server cannot be started (java or the
-// zookeeper package missing), as `check --real`.
+// server's jar missing), as `check --real`, 130 when interrupted (Ctrl-C, SIGTERM, SIGHUP:
+// the figures cover the sequences compared, and the command that goes on is printed). On a
+// terminal a progress line is kept on stderr; off a terminal nothing is drawn.
 #include <algorithm>
 #include <ostream>
 
@@ -11,6 +13,7 @@
 #ifdef LOCKSTEP_HAVE_FIDELITY
 #include "fidelity/cases.h"
 #include "fidelity/differential.h"
+#include "properties/host_progress.h"
 #endif
 
 namespace lockstep::cli {
@@ -108,21 +111,35 @@ int run_conformance(const Command& self, const Args& args, const Io& io) {
             << (o.servers == 1 ? "a standalone ZooKeeper server" : "a 3-server ZooKeeper ensemble")
             << "\n"
             << std::flush;
-  const bool tty = io.interactive;
-  fidelity::Report r = fidelity::run_differential(o, [&](uint64_t done) {
-    if (tty) {
-      io.err << "\r" << done << "/" << o.sequences << " sequences" << std::flush;
-    } else if (done % std::max<uint64_t>(1, o.sequences / 10) == 0 && done < o.sequences) {
-      io.err << "conformance: " << done << "/" << o.sequences << " sequences\n";  // CI logs
-    }
-  });
-  if (tty) io.err << "\r\033[K";
+  // A Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops after the sequence in progress, which is dropped:
+  // the signal may have reached the server too. On a terminal a progress line is kept.
+  const properties::StopSignals signals;
+  fidelity::Report r;
+  {
+    properties::ProgressLine line(io.interactive ? &io.err : nullptr);
+    r = fidelity::run_differential(o, [&](uint64_t done) {
+      if (line.due()) {
+        const double rate = line.rate(done);
+        line.update("  conformance: " + std::to_string(done) + " of " +
+                    std::to_string(o.sequences) + " sequences compared, ETA " +
+                    (rate > 0 ? properties::human_seconds(
+                                    static_cast<double>(o.sequences - done) / rate)
+                              : std::string("?")));
+      }
+      return !properties::StopSignals::stopped();
+    });
+  }  // the line is wiped before the report
+  if (properties::StopSignals::stopped() && r.sequences == 0 && !r.stopped) {
+    io.err << "lockstep conformance: interrupted (" << properties::StopSignals::signal_name()
+           << ") before a sequence was compared\n";
+    return kExitInterrupted;
+  }
   if (!r.server_error.empty()) {
     io.err << "lockstep conformance: could not start the ZooKeeper server: " << r.server_error
               << "\n";
     return kExitNoServer;
   }
-  if (!r.setup_error.empty()) {
+  if (!r.setup_error.empty() && !r.stopped) {
     io.err << "lockstep conformance: the real side could not run as asked: " << r.setup_error
               << "\n";
     return kExitNoServer;
@@ -151,6 +168,18 @@ int run_conformance(const Command& self, const Args& args, const Io& io) {
   for (const std::string& why : r.not_saved) io.out << "not saved: " << why << "\n";
   if (!r.saved.empty()) {
     io.out << "  rerun them: lockstep conformance --cases --cases-dir " << dir << "\n";
+  }
+  if (r.stopped) {
+    io.out << "INTERRUPTED (" << properties::StopSignals::signal_name() << "): the server was "
+           << "stopped; the figures above cover the " << r.sequences << " sequences compared"
+           << (r.sequences > 0 ? " (seeds " + std::to_string(o.seed) + ".." +
+                                     std::to_string(o.seed + r.sequences - 1) + ")"
+                               : std::string())
+           << "; the one in progress was dropped\n  go on: lockstep conformance --seed "
+           << o.seed + r.sequences << " --sequences " << o.sequences - r.sequences << " --ops "
+           << o.ops << (o.faults ? "" : " --no-faults") << (o.servers == 1 ? "" : " --ensemble")
+           << "\n";
+    return kExitInterrupted;
   }
   return r.mismatched_sequences == 0 ? kExitOk : kExitFailure;
 #else
@@ -185,7 +214,10 @@ const Command kConformanceCommand = {
               {"sim-only", "", "with --cases: the simulator only (no server needed)"}},
     .run = run_conformance,
     .details =
-        "exit: 0 nothing differs, 1 a mismatch, 2 usage error, 3 no server can be started\n",
+        "exit: 0 nothing differs, 1 a mismatch, 2 usage error, 3 no server can be started,\n"
+        "      130 interrupted (Ctrl-C, SIGTERM, SIGHUP: what was compared is reported, with the\n"
+        "      command that goes on)\n"
+        "On a terminal a progress line (sequences compared, ETA) is kept on stderr.\n",
 };
 
 }  // namespace lockstep::cli

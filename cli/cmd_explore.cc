@@ -9,7 +9,8 @@
 // trace (traces/ format) that `lockstep replay` and `lockstep show` accept. Exit codes
 // (cli/cli.h): 0 the scope was exhausted with no violation, 1 a violation was found, 2 a usage
 // error, 4 incomplete (the --runs limit or the schedule queue was reached, sampling with pct or
-// random, or the unsound --prune-states).
+// random, or the unsound --prune-states), 130 interrupted (a Ctrl-C stops the search after the
+// run in progress; the report says what it covered). On a terminal a progress line is kept.
 //
 // The wall clock is read here, for the report only; the search itself is deterministic.
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "cli/cli.h"
 #include "explore/search.h"
 #include "explore/wall_clock.h"
+#include "properties/host_progress.h"
 #include "properties/checkers.h"
 #include "recipes/registry.h"
 #include "traces/record.h"
@@ -202,6 +204,11 @@ std::string states_by_level(const SearchResult& res) {
 // "" when a clean search covered the whole scope; otherwise why it did not, and what to do.
 std::string why_incomplete(const Request& r, const SearchResult& res) {
   const std::string runs = std::to_string(r.exhaustive.max_schedules);
+  if (res.stopped_by_observer) {
+    return std::string("interrupted (") + properties::StopSignals::signal_name() +
+           ") after the run in progress; the search is deterministic: the same flags run these "
+           "schedules again, in the same order, and go on";
+  }
   if (r.strategy != "exhaustive") {
     return r.strategy + " sampling ran its " + std::to_string(res.schedules) +
            " runs (--runs); sampling never exhausts a scope: use --strategy exhaustive to cover it";
@@ -221,6 +228,46 @@ std::string why_incomplete(const Request& r, const SearchResult& res) {
            "cover the scope";
   }
   return {};
+}
+
+// "covered: N schedules, L of B bound levels (0..B) finished, S distinct states (...)".
+void print_covered(const Request& r, const SearchResult& res, std::ostream& out) {
+  out << "covered: " << res.schedules << " schedules";
+  if (r.strategy == "exhaustive") {
+    out << ", " << res.levels_done << " of " << r.exhaustive.preemption_bound + 1
+        << " bound levels (0.." << r.exhaustive.preemption_bound << ") finished, "
+        << (res.states_capped ? "at least " : "") << res.states_visited
+        << " distinct states (new by level: " << states_by_level(res) << ")";
+  } else {
+    out << " of " << r.sample.runs << " (--runs), " << (res.states_capped ? "at least " : "")
+        << res.states_visited << " distinct states";
+  }
+  out << "\n";
+}
+
+// The progress line: "  exploring: 1200 schedules (bound level 1 of 2), 5400 distinct states,
+// 950 schedules/s" (exhaustive) or "  exploring: 120 of 1000 runs, 5400 distinct states,
+// 950 runs/s, ETA 1s" (sampling).
+std::string progress_text(const Request& r, const explore::SearchProgress& at, double rate) {
+  char buf[200];
+  if (r.strategy == "exhaustive") {
+    std::snprintf(buf, sizeof buf,
+                  "  exploring: %llu schedules (bound level %u of %u), %llu distinct states, "
+                  "%.0f schedules/s",
+                  static_cast<unsigned long long>(at.schedules), at.level,
+                  r.exhaustive.preemption_bound, static_cast<unsigned long long>(at.states_visited),
+                  rate);
+  } else {
+    const uint64_t left = r.sample.runs - std::min(at.schedules, r.sample.runs);
+    std::snprintf(buf, sizeof buf,
+                  "  exploring: %llu of %llu runs, %llu distinct states, %.0f runs/s, ETA %s",
+                  static_cast<unsigned long long>(at.schedules),
+                  static_cast<unsigned long long>(r.sample.runs),
+                  static_cast<unsigned long long>(at.states_visited), rate,
+                  rate > 0 ? properties::human_seconds(static_cast<double>(left) / rate).c_str()
+                           : "?");
+  }
+  return buf;
 }
 
 void print_result(const Scope& scope, const Request& r, const SearchResult& res, double elapsed_s,
@@ -310,9 +357,22 @@ int run_explore(const Command& self, const Args& args, const Io& io) {
 
   ScopeProgram program(scope);
   const explore::Stopwatch watch;  // for the report only
-  SearchResult res = r.strategy == "exhaustive" ? explore::explore_exhaustive(program, r.exhaustive)
-                     : r.strategy == "pct"      ? explore::explore_pct(program, r.sample)
-                                                : explore::explore_random(program, r.sample);
+  // A Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops the search after the run in progress; on a
+  // terminal a progress line is kept on stderr. Neither changes what a finished search finds.
+  const properties::StopSignals signals;
+  SearchResult res;
+  {
+    properties::ProgressLine line(io.interactive ? &err : nullptr);
+    const explore::RunObserver observe = [&](const explore::SearchProgress& at) {
+      if (line.due()) line.update(progress_text(r, at, line.rate(at.schedules)));
+      return !properties::StopSignals::stopped();
+    };
+    r.exhaustive.observer = observe;
+    r.sample.observer = observe;
+    res = r.strategy == "exhaustive" ? explore::explore_exhaustive(program, r.exhaustive)
+          : r.strategy == "pct"      ? explore::explore_pct(program, r.sample)
+                                     : explore::explore_random(program, r.sample);
+  }  // the line is wiped before the report
   const double elapsed_s = watch.elapsed_ms() / 1000.0;
   print_result(scope, r, res, elapsed_s, out);
 
@@ -325,20 +385,16 @@ int run_explore(const Command& self, const Args& args, const Io& io) {
       out << "result: no violation in this scope\n";
       return kExitOk;
     }
-    out << "result: INCOMPLETE: no violation in the " << res.schedules
-        << " schedules run, but the scope was not exhausted\n"
-        << "covered: " << res.schedules << " schedules";
-    if (r.strategy == "exhaustive") {
-      out << ", " << res.levels_done << " of " << r.exhaustive.preemption_bound + 1
-          << " bound levels (0.." << r.exhaustive.preemption_bound << ") finished, "
-          << (res.states_capped ? "at least " : "") << res.states_visited
-          << " distinct states (new by level: " << states_by_level(res) << ")";
-    }
-    out << "\nstopped: " << incomplete << "\n";
-    return kExitIncomplete;
+    out << "result: " << (res.stopped_by_observer ? "INTERRUPTED" : "INCOMPLETE")
+        << ": no violation in the " << res.schedules
+        << " schedules run, but the scope was not exhausted\n";
+    print_covered(r, res, out);
+    out << "stopped: " << incomplete << "\n";
+    return res.stopped_by_observer ? kExitInterrupted : kExitIncomplete;
   }
   Counterexample c = *res.shortest;
-  if (r.strategy != "exhaustive" && !c.schedule.empty()) {
+  // An interrupted search is not shrunk: that takes time the user just declined to spend.
+  if (r.strategy != "exhaustive" && !c.schedule.empty() && !res.stopped_by_observer) {
     // A sampled counterexample deviates from the default schedule almost everywhere: shrink it.
     uint64_t runs = 0;
     const size_t before = c.schedule.size();
@@ -357,7 +413,11 @@ int run_explore(const Command& self, const Args& args, const Io& io) {
       << (c.schedule.size() == 1 ? "" : "s") << ", " << c.decisions.size() << " decisions, "
       << c.sim_events << " simulator events\n";
   if (r.save) save_counterexample(scope, c, res.strategy, r.save_dir, io);
-  return kExitFailure;
+  if (res.stopped_by_observer) {
+    print_covered(r, res, out);
+    out << "stopped: " << incomplete << "\n";
+  }
+  return res.stopped_by_observer ? kExitInterrupted : kExitFailure;
 }
 
 }  // namespace
@@ -412,7 +472,10 @@ const Command kExploreCommand = {
         "      4 incomplete: no violation in what was run, but the search stopped before the\n"
         "        scope was exhausted (the --runs limit or the schedule queue was reached; pct and\n"
         "        random sample and never exhaust a scope; --prune-states skips schedules); the\n"
-        "        report says what was covered and why it stopped\n",
+        "        report says what was covered and why it stopped,\n"
+        "      130 interrupted (Ctrl-C, SIGTERM, SIGHUP): it stops after the run in progress and\n"
+        "        reports what it covered the same way\n"
+        "On a terminal a progress line (schedules, distinct states, rate) is kept on stderr.\n",
 };
 
 }  // namespace lockstep::cli

@@ -4,7 +4,8 @@
 // projected from the releases measured, and marked as such). --json prints the same as one JSON
 // document; --html FILE writes a self-contained page with an SVG plot (traces/herd_page.h).
 // Exit codes (cli/cli.h): 0 measured, 1 a recipe did not hand the lock on (the message says
-// how), 2 a usage error.
+// how), 2 a usage error, 130 interrupted (Ctrl-C, SIGTERM, SIGHUP: the rows measured are
+// reported). On a terminal a progress line names the row being measured.
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -16,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "properties/herd.h"
+#include "properties/host_progress.h"
 #include "recipes/registry.h"
 #include "traces/herd_page.h"
 #include "traces/trace.h"
@@ -167,15 +169,26 @@ int run_herd(const Command& self, const Args& args, const Io& io) {
   Request r;
   if (!parse_request(self, args, &r, io.err)) return kExitUsage;
   std::vector<properties::HerdResult> all;
-  for (const recipes::RecipeInfo* recipe : r.recipes) {
-    for (uint32_t n : r.waiters) {
-      properties::HerdOptions o;
-      o.waiters = n;
-      o.releases = r.releases != 0 ? r.releases : n <= kAllUpTo ? n : kDefaultReleases;
-      o.seed = r.seed;
-      all.push_back(properties::measure_herd(*recipe, o));
+  // A Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops after the row in progress; the rows measured are
+  // reported. On a terminal a progress line says which row runs.
+  const properties::StopSignals signals;
+  const size_t rows = r.recipes.size() * r.waiters.size();
+  {
+    properties::ProgressLine line(io.interactive && !r.json ? &io.err : nullptr);
+    for (const recipes::RecipeInfo* recipe : r.recipes) {
+      for (uint32_t n : r.waiters) {
+        if (properties::StopSignals::stopped()) break;
+        line.update("  herd: row " + std::to_string(all.size() + 1) + " of " +
+                    std::to_string(rows) + ", " + recipe->name + " with " + std::to_string(n) +
+                    " waiters, " + properties::human_seconds(line.elapsed_s()) + " so far");
+        properties::HerdOptions o;
+        o.waiters = n;
+        o.releases = r.releases != 0 ? r.releases : n <= kAllUpTo ? n : kDefaultReleases;
+        o.seed = r.seed;
+        all.push_back(properties::measure_herd(*recipe, o));
+      }
     }
-  }
+  }  // the line is wiped before the report
   std::string names;
   for (const recipes::RecipeInfo* recipe : r.recipes) {
     names += (names.empty() ? "" : ", ") + recipe->name;
@@ -206,6 +219,13 @@ int run_herd(const Command& self, const Args& args, const Io& io) {
              << "\n";
       code = kExitFailure;
     }
+  }
+  if (properties::StopSignals::stopped()) {
+    io.err << "lockstep herd: INTERRUPTED (" << properties::StopSignals::signal_name() << "): "
+           << all.size() << " of " << rows << " rows measured; "
+           << (r.json ? "the JSON holds" : "the table holds") << " those"
+           << (r.html.empty() ? "" : "; no page was written") << "\n";
+    return kExitInterrupted;
   }
   if (!r.html.empty()) {
     std::string error;
@@ -250,7 +270,9 @@ const Command kHerdCommand = {
         "are then projected (a + b x waiting fitted to the measured releases) and say so.\n"
         "exit: 0 measured, 1 a recipe did not hand the lock on (the message says how), 2 usage\n"
         "      error (unknown recipe: the message lists the names; a bad --waiters list; an\n"
-        "      --html file that cannot be written)\n",
+        "      --html file that cannot be written), 130 interrupted (Ctrl-C, SIGTERM, SIGHUP:\n"
+        "      the rows measured are reported, no page is written)\n"
+        "On a terminal a progress line names the row being measured.\n",
 };
 
 }  // namespace lockstep::cli

@@ -73,6 +73,42 @@ TEST(Exhaustive, EnumeratesEveryLeafOfAHandCountableTree) {
   EXPECT_TRUE(r.complete);
 }
 
+// The observer sees every run in order (schedules 1, 2, ...) and an observer that says stop after
+// the fourth run ends the search there: 4 runs, stopped_by_observer, not complete. One that never
+// stops leaves the result as it is without one (exhaustive and random).
+TEST(Observer, SeesEveryRunAndStopsTheSearchWhenItSaysSo) {
+  TreeProgram p;
+  ExhaustiveOptions o;
+  o.preemption_bound = 3;
+  std::vector<uint64_t> seen;
+  o.observer = [&](const SearchProgress& at) {
+    seen.push_back(at.schedules);
+    EXPECT_LE(at.final_states, at.schedules);
+    return at.schedules < 4;
+  };
+  const SearchResult stopped = explore_exhaustive(p, o);
+  EXPECT_EQ(seen, (std::vector<uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(stopped.schedules, 4u);
+  EXPECT_TRUE(stopped.stopped_by_observer);
+  EXPECT_FALSE(stopped.complete);
+
+  o.observer = [](const SearchProgress&) { return true; };
+  const SearchResult watched = explore_exhaustive(p, o);
+  o.observer = nullptr;
+  const SearchResult plain = explore_exhaustive(p, o);
+  EXPECT_FALSE(watched.stopped_by_observer);
+  EXPECT_EQ(watched.schedules, plain.schedules);
+  EXPECT_EQ(watched.complete, plain.complete);
+  EXPECT_EQ(watched.first_violation_at, plain.first_violation_at);
+
+  SampleOptions so;
+  so.runs = 20;
+  so.observer = [](const SearchProgress& at) { return at.schedules < 7; };
+  const SearchResult sampled = explore_random(p, so);
+  EXPECT_EQ(sampled.schedules, 7u);
+  EXPECT_TRUE(sampled.stopped_by_observer);
+}
+
 // A preemption bound keeps exactly the leaves with at most that many non-zero answers:
 // bound 1 -> 1 + 2 + 1 + 1 = 5, bound 2 -> 9 minus the leaf (1,1,1) = 8.
 TEST(Exhaustive, PreemptionBoundKeepsTheCountedLeaves) {

@@ -75,6 +75,7 @@ class StateCounter {
     }
     return states_.insert(state).second;
   }
+  uint64_t size() const { return states_.size(); }
   void finish(SearchResult* out) const {
     out->states_visited = states_.size();
     const uint64_t window = std::min(out->schedules, SearchResult::kRecentRuns);
@@ -309,6 +310,11 @@ class Exhaustive {
         Queued q = std::move(stack.back());
         stack.pop_back();
         if (run_one(std::move(q), level)) return finish(true);
+        if (o_.observer && !o_.observer({out_.schedules, states_.size(),
+                                         out_.final_states.size(), level})) {
+          out_.stopped_by_observer = true;
+          return finish(false);
+        }
       }
       if (cut || dropped_) break;
       out_.levels_done = level + 1;
@@ -559,6 +565,10 @@ SearchResult sample(Program& program, const SampleOptions& o, std::string name,
     const bool counted = note_violation(&out, schedule_of(r.decisions), r, o.target);
     if (counted && o.stop_at_first) {
       out.stopped_at_first = true;
+      break;
+    }
+    if (o.observer && !o.observer({out.schedules, states.size(), out.final_states.size(), 0})) {
+      out.stopped_by_observer = true;
       break;
     }
   }

@@ -132,6 +132,19 @@ class ScopeProgram final : public Program {
   const Scope& scope_;
 };
 
+// What a search has done so far, handed to a RunObserver after every run.
+struct SearchProgress {
+  uint64_t schedules = 0;       // runs made
+  uint64_t states_visited = 0;  // distinct states met at choice points so far
+  uint64_t final_states = 0;    // distinct final states so far
+  uint32_t level = 0;           // exhaustive: the bound level being run
+};
+// Called after every run (a progress line, a Ctrl-C). Returning false stops the search there:
+// the result covers the runs made and says so (SearchResult::stopped_by_observer). The search
+// reads nothing else from it, so a search that is not stopped gives the same result with or
+// without one.
+using RunObserver = std::function<bool(const SearchProgress&)>;
+
 enum class Reduction : uint8_t { kNone, kSleepSets, kStateHash };
 const char* to_string(Reduction r);
 
@@ -152,6 +165,7 @@ struct ExhaustiveOptions {
   // A choice point with more than this many non-default answers (the child-order salt: 2^32-1)
   // branches on this many, spread evenly over 1..n-1 (0 = all of them).
   uint32_t max_alternatives = 3;
+  RunObserver observer;  // may be empty
 };
 
 // `e` as sleep sets see it after the run: the kRunsUserCode bit is kept only when the history
@@ -204,6 +218,7 @@ struct SearchResult {
   bool run_limit_reached = false;           // exhaustive: stopped after max_schedules runs
   bool queue_full = false;  // exhaustive: children were dropped (the queue held 4x max_schedules)
   bool stopped_at_first = false;    // stop_at_first ended the search at a violation
+  bool stopped_by_observer = false;  // the RunObserver stopped the search (an interrupt)
   uint64_t first_violation_at = 0;  // 1-based run number of the first violation, 0 = none
   std::optional<Counterexample> shortest;
   Coverage coverage;
@@ -217,6 +232,7 @@ struct SampleOptions {
   bool stop_at_first = false;
   uint32_t pct_depth = 3;                      // PCT only
   std::optional<properties::Property> target;  // as ExhaustiveOptions::target
+  RunObserver observer;                        // may be empty
 };
 
 // The verdict of the first violation in `r` that counts under `target`, or nullptr.

@@ -333,7 +333,8 @@ std::string shrink_and_save(real::Cluster& cluster, const Options& options, uint
 
 }  // namespace
 
-Report run_differential(const Options& options, const std::function<void(uint64_t)>& progress) {
+Report run_differential(const Options& options,
+                        const std::function<bool(uint64_t)>& keep_going) {
   Report report;
   Started started = start_cluster(options.servers);
   if (!started.cluster) {
@@ -352,6 +353,10 @@ Report run_differential(const Options& options, const std::function<void(uint64_
     const std::string root = "/ls" + std::to_string(seed);
     const RunResult sim = run_on_sim(seq, root, seed, options.servers);
     const RunResult real = run_on_real(cluster, seq, root, seed, &report.setup_error);
+    if (keep_going && !keep_going(i)) {
+      report.stopped = true;
+      break;
+    }
     report.faults += static_cast<uint64_t>(std::count_if(seq.begin(), seq.end(), is_fault));
     const std::optional<size_t> first_bad =
         compare_runs(seq, root, seed, sim, real, options.shown, &report, options.each_op);
@@ -368,7 +373,6 @@ Report run_differential(const Options& options, const std::function<void(uint64_
         report.saved.push_back(path + " (" + std::to_string(shrunk_to) + " operations)");
       }
     }
-    if (progress) progress(i + 1);
   }
   return report;  // the cluster's destructor stops the server by pid
 }

@@ -59,7 +59,8 @@ struct Report {
   std::string server_error;  // non-empty: the server could not be started (nothing ran)
   int server_pid = 0;
   std::string server_address;
-  uint64_t sequences = 0;
+  uint64_t sequences = 0;       // compared: seeds options.seed .. options.seed + sequences - 1
+  bool stopped = false;         // keep_going stopped the run before options.sequences
   std::string setup_error;      // non-empty: a proxy or a server restart failed (runs invalid)
   uint64_t operations = 0;      // operations compared
   uint64_t faults = 0;          // fault operations among them
@@ -105,9 +106,12 @@ struct CasesReport {
 // size (one standalone server and one ensemble at most, started on first use).
 CasesReport run_cases(const std::vector<Case>& cases, bool with_real);
 
-// `progress(done)` is called after each sequence (may be empty).
+// `keep_going(done)` (may be empty) is called after each sequence has run on both sides and
+// before it is compared, with the number of sequences compared so far. Returning false stops the
+// run there (a Ctrl-C: it may have hit the server in the middle of that sequence): that sequence
+// is neither compared nor counted, and Report::stopped is set.
 Report run_differential(const Options& options,
-                        const std::function<void(uint64_t done)>& progress = {});
+                        const std::function<bool(uint64_t done)>& keep_going = {});
 
 // The simulator side alone (for tests of the tester itself): a fresh World seeded `seed`.
 RunResult run_on_sim(const Sequence& seq, const std::string& root, uint64_t seed, int servers = 1);

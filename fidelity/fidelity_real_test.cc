@@ -30,6 +30,27 @@ void expect_no_mismatch(const Options& o) {
   }
 }
 
+// keep_going (what a Ctrl-C of `lockstep conformance` answers) is asked after each sequence ran
+// and before it is compared, with the count compared so far; false after two stops the run with
+// exactly two sequences compared and counted, and says it stopped.
+TEST(FidelityReal, KeepGoingFalseStopsBeforeComparingTheSequenceInProgress) {
+  Options o;
+  o.sequences = 5;
+  o.seed = 1;
+  o.ops = 10;
+  o.cases_dir.clear();  // save nothing
+  std::vector<uint64_t> asked;
+  const Report r = run_differential(o, [&](uint64_t done) {
+    asked.push_back(done);
+    return done < 2;
+  });
+  ASSERT_TRUE(r.server_error.empty()) << r.server_error;
+  EXPECT_EQ(asked, (std::vector<uint64_t>{0, 1, 2}));
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.sequences, 2u);
+  EXPECT_EQ(r.operations, 2u * o.ops);
+}
+
 TEST(FidelityReal, StandaloneFixedBudgetWithFaultsHasNoMismatch) {
   // 24 sequences of 40 operations (seeds 1..24), two sessions each, about one fault in 14.
   Options o;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "properties/check.h"
+#include "properties/host_progress.h"
 
 namespace lockstep::properties {
 namespace {
@@ -97,26 +98,6 @@ bool take_line(std::string* buffer, std::string* line) {
   return true;
 }
 
-// ---- Signals ----
-
-volatile std::sig_atomic_t g_signal = 0;  // the signal that stopped the run; 0: none
-
-extern "C" void on_stop_signal(int sig) { g_signal = sig; }
-
-constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
-
-const char* signal_name(int sig) {
-  switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    default: return "a signal";
-  }
-}
-
-// While alive, SIGINT, SIGTERM and SIGHUP set g_signal instead of ending the process, without
-// SA_RESTART so a waiting poll() returns at once, and SIGPIPE is ignored (writing to a worker
-// that died must not kill the parent). The destructor restores what was there before.
 // ---- Crashes ----
 //
 // A recipe that crashes the process (a signal, an abort, a sanitizer's report) must still be
@@ -257,32 +238,23 @@ RecipeResult crashed_chunk(const recipes::RecipeInfo& recipe, uint64_t first, ui
   return r;
 }
 
+// While alive, SIGINT, SIGTERM and SIGHUP stop the run (StopSignals, host_progress.h) and
+// SIGPIPE is ignored (writing to a worker that died must not kill the parent). The destructor
+// restores what was there before.
 class SignalScope {
  public:
   SignalScope() {
-    g_signal = 0;
-    struct sigaction stop {};
-    stop.sa_handler = on_stop_signal;
-    sigemptyset(&stop.sa_mask);
-    for (size_t i = 0; i < std::size(kStopSignals); ++i) {
-      ::sigaction(kStopSignals[i], &stop, &saved_[i]);
-    }
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
     ::sigaction(SIGPIPE, &ignore, &saved_pipe_);
   }
-  ~SignalScope() {
-    for (size_t i = 0; i < std::size(kStopSignals); ++i) {
-      ::sigaction(kStopSignals[i], &saved_[i], nullptr);
-    }
-    ::sigaction(SIGPIPE, &saved_pipe_, nullptr);
-  }
+  ~SignalScope() { ::sigaction(SIGPIPE, &saved_pipe_, nullptr); }
   SignalScope(const SignalScope&) = delete;
   SignalScope& operator=(const SignalScope&) = delete;
 
  private:
-  struct sigaction saved_[std::size(kStopSignals)]{};
+  StopSignals stop_;
   struct sigaction saved_pipe_ {};
 };
 
@@ -417,60 +389,20 @@ class SeedPlan {
 
 // ---- The progress line ----
 
-// "1m05s": a duration for people.
-std::string human_seconds(double s) {
-  const uint64_t total = static_cast<uint64_t>(std::max(0.0, s) + 0.5);
-  char buf[32];
-  if (total < 60) {
-    std::snprintf(buf, sizeof buf, "%llus", static_cast<unsigned long long>(total));
-  } else if (total < 3600) {
-    std::snprintf(buf, sizeof buf, "%llum%02llus", static_cast<unsigned long long>(total / 60),
-                  static_cast<unsigned long long>(total % 60));
-  } else {
-    std::snprintf(buf, sizeof buf, "%lluh%02llum", static_cast<unsigned long long>(total / 3600),
-                  static_cast<unsigned long long>(total % 3600 / 60));
-  }
-  return buf;
+// "  checking: D seeds done, R seeds/s, about L to go, ETA T" on a terminal (ProgressLine,
+// host_progress.h).
+void show_progress(const SeedPlan& plan, ProgressLine* line) {
+  if (!line->due()) return;
+  const double rate = line->rate(plan.seeds_run());
+  const uint64_t left = plan.seeds_left();
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "  checking: %llu seeds done, %.0f seeds/s, about %llu to go, ETA %s",
+                static_cast<unsigned long long>(plan.seeds_run()), rate,
+                static_cast<unsigned long long>(left),
+                rate > 0 ? human_seconds(static_cast<double>(left) / rate).c_str() : "?");
+  line->update(buf);
 }
-
-// The line "  checking: D seeds done, R seeds/s, about L to go, ETA T" on a terminal, rewritten
-// in place at most four times a second and wiped at the end.
-class ProgressLine {
- public:
-  explicit ProgressLine(std::ostream* out) : out_(out), start_(host_seconds()) {}
-
-  void update(const SeedPlan& plan) {
-    if (out_ == nullptr) return;
-    constexpr double kInterval = 0.25;  // seconds between two updates at least
-    const double now = host_seconds();
-    if (now - last_ < kInterval) return;
-    last_ = now;
-    const double rate = static_cast<double>(plan.seeds_run()) / std::max(now - start_, 1e-9);
-    const uint64_t left = plan.seeds_left();
-    char buf[160];
-    std::snprintf(buf, sizeof buf,
-                  "  checking: %llu seeds done, %.0f seeds/s, about %llu to go, ETA %s",
-                  static_cast<unsigned long long>(plan.seeds_run()), rate,
-                  static_cast<unsigned long long>(left),
-                  rate > 0 ? human_seconds(static_cast<double>(left) / rate).c_str() : "?");
-    const std::string text = buf;
-    *out_ << "\r" << text << std::string(width_ > text.size() ? width_ - text.size() : 0, ' ')
-          << std::flush;
-    width_ = text.size();
-  }
-
-  void clear() {
-    if (out_ == nullptr || width_ == 0) return;
-    *out_ << "\r" << std::string(width_, ' ') << "\r" << std::flush;
-    width_ = 0;
-  }
-
- private:
-  std::ostream* out_;
-  double start_;
-  double last_ = 0;
-  size_t width_ = 0;  // of the line on screen
-};
 
 // ---- Workers ----
 
@@ -671,7 +603,7 @@ HostRun check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo
       jobs > 1 ? start_workers(jobs, todo, o) : std::vector<Worker>();
   for (Worker& w : workers) hand_out(&w, &plan);
   std::vector<pollfd> fds;
-  while (g_signal == 0) {
+  while (!StopSignals::stopped()) {
     fds.clear();
     for (const Worker& w : workers) {
       if (w.busy) fds.push_back({w.from, POLLIN, 0});
@@ -681,7 +613,7 @@ HostRun check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo
     for (Worker& w : workers) {
       const auto f =
           std::find_if(fds.begin(), fds.end(), [&](const pollfd& p) { return p.fd == w.from; });
-      if (!w.busy || f == fds.end() || f->revents == 0 || g_signal != 0) continue;
+      if (!w.busy || f == fds.end() || f->revents == 0 || StopSignals::stopped()) continue;
       const std::optional<std::string> reply = receive(&w);
       RecipeResult r = empty_result(*todo[w.busy->recipe]);
       r.first_seed = w.busy->first;
@@ -707,23 +639,23 @@ HostRun check_recipes_forked(const std::vector<const recipes::RecipeInfo*>& todo
         run_here(c);
       }
     }
-    line.update(plan);
+    show_progress(plan, &line);
   }
   for (Worker& w : workers) {
-    if (w.busy && g_signal == 0) plan.retry(*w.busy);
+    if (w.busy && !StopSignals::stopped()) plan.retry(*w.busy);
   }
-  stop_workers(&workers, g_signal != 0);
+  stop_workers(&workers, StopSignals::stopped());
   // Whatever no worker ran (--jobs 1, fork failed, the workers died) runs here.
-  while (g_signal == 0) {
+  while (!StopSignals::stopped()) {
     const std::optional<Chunk> c = plan.next();
     if (!c) break;
     run_here(*c);
-    line.update(plan);
+    show_progress(plan, &line);
   }
   line.clear();
   HostRun run;
   run.results = plan.results();
-  run.interrupted = g_signal != 0 ? signal_name(g_signal) : nullptr;
+  run.interrupted = StopSignals::signal_name();
   return run;
 }
 

@@ -176,7 +176,8 @@ TEST(CheckReal, MissingJavaNamesThePackageToInstall) {
   real::ClusterOptions co;
   co.java = "/nonexistent/java";
   const std::string missing = real::server_prerequisites(co);
-  EXPECT_NE(missing.find("apt-get install zookeeper"), std::string::npos) << missing;
+  EXPECT_NE(missing.find(real::kServerInstallCommand), std::string::npos) << missing;
+  EXPECT_NE(missing.find("libzookeeper-java"), std::string::npos) << missing;
   EXPECT_EQ(real::server_prerequisites(real::ClusterOptions{}), "");
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "properties/check.h"
+#include "properties/host_progress.h"
 #include "real/check_support.h"
 #include "real/event_loop.h"
 #include "real/faults.h"
@@ -235,7 +236,7 @@ RealOutcome run_real_scenario(real::Cluster& cluster, const recipes::RecipeInfo&
   RunResult& run = out.outcome.run;
   real::EventLoop loop;
   RealEnvironment env(loop, cluster, s.workload.clients, s.session_timeout, &out.error);
-  auto stop = [] { return real::InterruptGuard::interrupted(); };
+  auto stop = [] { return StopSignals::stopped(); };
   if (out.error.empty() &&
       !loop.run_until([&] { return env.all_connected() || stop(); }, kConnectLimitMs)) {
     out.error = "the clients did not connect within " + std::to_string(kConnectLimitMs) + " ms";
@@ -246,7 +247,7 @@ RealOutcome run_real_scenario(real::Cluster& cluster, const recipes::RecipeInfo&
                    make_dirs(&env.session(1), s.workload.lock_path, &made));
     if (!made) out.error = "could not create " + s.workload.lock_path;
   }
-  if (stop()) out.error = std::string("interrupted (") + real::InterruptGuard::signal_name() + ")";
+  if (stop()) out.error = std::string("interrupted (") + StopSignals::signal_name() + ")";
   if (!out.error.empty()) {
     env.shut_down();
     return out;
@@ -285,7 +286,7 @@ RealOutcome run_real_scenario(real::Cluster& cluster, const recipes::RecipeInfo&
     run.tree.nodes.push_back(NodeSnapshot{path, st.ephemeral_owner, owner_alive, st.czxid});
   });
   if (stop()) {
-    out.error = std::string("interrupted (") + real::InterruptGuard::signal_name() + ")";
+    out.error = std::string("interrupted (") + StopSignals::signal_name() + ")";
   } else {
     out.outcome.verdicts = judge_real(recipe, claims, s, run);
   }
@@ -340,6 +341,6 @@ bool RealBackend::run(const recipes::RecipeInfo& recipe, const Claims& claims, u
   return true;
 }
 
-bool RealBackend::stopped() const { return real::InterruptGuard::interrupted(); }
+bool RealBackend::stopped() const { return StopSignals::stopped(); }
 
 }  // namespace lockstep::properties

@@ -26,8 +26,9 @@
 //     first that catches it.
 //
 // Threads and time: everything here runs on the calling thread; waiting, wall-clock limits and
-// signals live in real/ (EventLoop::run_until, Cluster, InterruptGuard: stopped() is true once
-// SIGINT, SIGTERM or SIGHUP arrived while the caller's guard lives).
+// the server live in real/ (EventLoop::run_until, Cluster); signals in host_progress.h
+// (StopSignals: stopped() is true once SIGINT, SIGTERM or SIGHUP arrived while the caller's
+// guard lives).
 #pragma once
 
 #include <cstdint>

@@ -3,26 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdlib>
 #include <string>
 
 namespace lockstep::real {
 namespace {
-
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
-volatile std::sig_atomic_t g_signal = 0;  // the signal that arrived, 0 for none
-struct sigaction g_previous[sizeof kSignals / sizeof kSignals[0]];
-
-extern "C" void on_signal(int sig) {
-  if (g_signal != 0) {
-    // The second signal: do what the user asked for at once.
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
-    return;
-  }
-  g_signal = sig;
-}
 
 bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
 
@@ -42,34 +27,6 @@ bool on_path(const std::string& program) {
 
 }  // namespace
 
-InterruptGuard::InterruptGuard() {
-  g_signal = 0;
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < sizeof kSignals / sizeof kSignals[0]; ++i) {
-    ::sigaction(kSignals[i], &sa, &g_previous[i]);
-  }
-}
-
-InterruptGuard::~InterruptGuard() {
-  for (size_t i = 0; i < sizeof kSignals / sizeof kSignals[0]; ++i) {
-    ::sigaction(kSignals[i], &g_previous[i], nullptr);
-  }
-}
-
-bool InterruptGuard::interrupted() { return g_signal != 0; }
-
-const char* InterruptGuard::signal_name() {
-  switch (g_signal) {
-    case 0: return "";
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    default: return "a signal";
-  }
-}
-
 std::string server_prerequisites(const ClusterOptions& options) {
   std::string missing;
   if (!on_path(options.java)) {
@@ -88,8 +45,8 @@ std::string server_prerequisites(const ClusterOptions& options) {
   }
   if (missing.empty()) return "";
   return missing +
-         ".\nInstall Debian's ZooKeeper server (it brings a Java runtime): "
-         "sudo apt-get install zookeeper\n(or run the top-level ./lockstep, which installs it)";
+         ".\nInstall Debian's ZooKeeper server and a Java runtime: sudo " + kServerInstallCommand +
+         "\n(or run the top-level ./lockstep, which installs them)";
 }
 
 std::string ensure_healthy(Cluster& cluster, int timeout_ms) {

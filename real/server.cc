@@ -179,7 +179,7 @@ Cluster::StartResult Cluster::start(ClusterOptions options) {
   for (const std::string& jar : split(options.classpath, ':')) {
     if (!file_exists(jar)) {
       result.error =
-          "ZooKeeper server jar not found: " + jar + " (install with: apt-get install zookeeper)";
+          "ZooKeeper server jar not found: " + jar + " (install with: " + kServerInstallCommand + ")";
       return result;
     }
   }
@@ -313,8 +313,7 @@ std::string Cluster::spawn(Server& s) {
     ::waitpid(pid, nullptr, 0);
     if (exec_errno == ENOENT) {
       return "cannot run '" + options_.java +
-             "': not found (install with: apt-get install zookeeper, which brings a Java "
-             "runtime)";
+             "': not found (install a Java runtime with: " + kServerInstallCommand + ")";
     }
     return "cannot run '" + options_.java + "': " + std::strerror(exec_errno);
   }

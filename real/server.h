@@ -33,6 +33,13 @@
 
 namespace lockstep::real {
 
+// How to install what the server needs on Debian: the server's jar (libzookeeper-java, which
+// brings the jars it loads and slf4j-simple) and a headless Java runtime. The `zookeeper`
+// package would do too, but it adds a service and the full default-jre (GTK, sound). The one
+// spelling of this hint; ./lockstep's SERVER_PACKAGES installs the same.
+inline constexpr const char kServerInstallCommand[] =
+    "apt-get install --no-install-recommends libzookeeper-java default-jre-headless";
+
 struct ClusterOptions {
   int servers = 1;    // 1 = standalone; 3 = an ensemble
   int tick_ms = 200;  // tickTime: sessions may be as short as 2 ticks
@@ -54,8 +61,8 @@ class Cluster {
  public:
   struct StartResult;
   // Starts every server and waits until each reports a Mode. On failure nothing is left
-  // running and the result carries a message (missing java or jar: "install with: apt-get
-  // install zookeeper"; a server that exits or never gets ready: the tail of its log).
+  // running and the result carries a message (missing java or jar: "install with: " and
+  // kServerInstallCommand; a server that exits or never gets ready: the tail of its log).
   static StartResult start(ClusterOptions options);
 
   ~Cluster();

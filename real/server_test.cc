@@ -83,7 +83,7 @@ void expect_start_fails_naming(const ClusterOptions& o, const std::vector<std::s
 TEST(Cluster, MissingJarGivesAClearError) {
   ClusterOptions o;
   o.classpath = "/nonexistent/zookeeper.jar:/usr/share/java/slf4j-simple.jar";
-  expect_start_fails_naming(o, {"/nonexistent/zookeeper.jar", "apt-get install zookeeper"});
+  expect_start_fails_naming(o, {"/nonexistent/zookeeper.jar", kServerInstallCommand});
 }
 
 // A missing java binary is reported with the install hint: the harness is pointed at a java
@@ -91,7 +91,7 @@ TEST(Cluster, MissingJarGivesAClearError) {
 TEST(Cluster, MissingJavaGivesAClearError) {
   ClusterOptions o;
   o.java = "/nonexistent/bin/java";
-  expect_start_fails_naming(o, {"/nonexistent/bin/java", "apt-get install zookeeper"});
+  expect_start_fails_naming(o, {"/nonexistent/bin/java", kServerInstallCommand});
 }
 
 // A server that exits before it is ready is reported with the tail of its log: the JVM is

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Tests of the ./lockstep script's own functions, run by sourcing it (it then runs nothing):
+#  - which package sets each command installs: `check` the base set alone (no ZooKeeper
+#    server, no Java, no Chromium), the server set with the commands that start a server, the
+#    browser set with `test` only; the server set is what real/server.h tells users to install;
+#  - LOCKSTEP_JUNIT: run_ctest on a tiny ctest project (one passing test, one failing) writes a
+#    JUnit report with those counts, and counts them in the totals; an unusable directory is a
+#    clear error, exit 2.
+# Usage: lockstep_script_test.sh PATH/TO/lockstep   (ctest runs it; label unit)
+set -euo pipefail
+
+SCRIPT=${1:?usage: lockstep_script_test.sh PATH/TO/lockstep}
+FAILURES=0
+fail() {
+  printf 'FAIL: %s\n' "$*" >&2
+  FAILURES=$((FAILURES + 1))
+}
+expect_eq() {  # expect_eq WHAT WANT GOT
+  [[ $2 == "$3" ]] || fail "$1: want '$2', got '$3'"
+}
+
+# shellcheck source=../lockstep
+source "$SCRIPT"
+
+# ---- package sets by need ----
+sets() { package_sets "$@" | tr '\n' ' ' | sed 's/ $//'; }
+expect_eq "check" "base" "$(sets check)"
+expect_eq "check --json" "base" "$(sets check --json --seeds 5)"
+expect_eq "check --real" "base server" "$(sets check --real --json)"
+expect_eq "check --ensemble" "base server" "$(sets check --recipe fair-mutex --ensemble)"
+expect_eq "test" "base server browser" "$(sets test)"
+expect_eq "bench" "base server" "$(sets bench)"
+expect_eq "conformance" "base server" "$(sets conformance --sequences 3)"
+expect_eq "conformance --cases --sim-only" "base" "$(sets conformance --cases --sim-only)"
+expect_eq "explore" "base" "$(sets explore --recipe fair-mutex)"
+expect_eq "show --html" "base" "$(sets show t.trace --html t.html)"
+expect_eq "no command" "base" "$(sets)"
+
+# What `./lockstep check` installs holds no server, no Java and no browser.
+check_wants=" $(wanted_packages check | tr '\n' ' ') "
+for heavy in zookeeper libzookeeper-java default-jre default-jre-headless chromium; do
+  [[ $check_wants != *" $heavy "* ]] || fail "./lockstep check would install $heavy:$check_wants"
+done
+test_wants=" $(wanted_packages test | tr '\n' ' ') "
+for needed in cmake g++ libzookeeper-mt-dev libzookeeper-java chromium; do
+  [[ $test_wants == *" $needed "* ]] || fail "./lockstep test would not install $needed:$test_wants"
+done
+
+# real/server.h's install hint (what a missing server's message tells a user to run) names the
+# packages of the server set, and the Java runtime the script installs with them.
+hint=$(sed -n 's/^ *"\(apt-get install [^"]*\)";$/\1/p' "$(dirname "$SCRIPT")/real/server.h")
+expect_eq "real/server.h kServerInstallCommand" \
+  "apt-get install --no-install-recommends ${SERVER_PACKAGES[*]} $JAVA_PACKAGE" "$hint"
+
+# ---- JUnit reports ----
+SCRATCH=$(mktemp -d /tmp/lockstep-script-test-XXXXXX)
+trap 'rm -rf -- "$SCRATCH"' EXIT
+mkdir -p "$SCRATCH/src"
+cat >"$SCRATCH/src/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.21)
+project(tiny NONE)
+enable_testing()
+add_test(NAME passes COMMAND true)
+add_test(NAME fails COMMAND false)
+EOF
+cmake -S "$SCRATCH/src" -B "$SCRATCH/build" -G Ninja >"$SCRATCH/configure.log" 2>&1 ||
+  { cat "$SCRATCH/configure.log" >&2; fail "the tiny ctest project did not configure"; }
+
+LOCKSTEP_JUNIT="$SCRATCH/reports/nested"
+junit=$(junit_dir)
+[[ -d $junit ]] || fail "junit_dir did not create $LOCKSTEP_JUNIT"
+TOTAL_PASSED=0 TOTAL_FAILED=0 TOTAL_SKIPPED=0
+run_ctest "tiny" "$SCRATCH/build" "$junit/tiny.xml" >"$SCRATCH/run.log" 2>&1
+expect_eq "passed count" 1 "$TOTAL_PASSED"
+expect_eq "failed count" 1 "$TOTAL_FAILED"
+xml="$junit/tiny.xml"
+if [[ ! -s $xml ]]; then
+  fail "run_ctest wrote no JUnit report at $xml"
+else
+  # ctest puts each attribute on its own line: read the report as one line.
+  flat=$(tr '\n\t' '  ' <"$xml")
+  head_tag=$(grep -o '<testsuite [^>]*>' <<<"$flat" | head -n 1)
+  [[ $head_tag == *' tests="2"'* ]] || fail "the report does not count 2 tests: $head_tag"
+  [[ $head_tag == *' failures="1"'* ]] || fail "the report does not count 1 failure: $head_tag"
+  [[ $flat == *'<testcase name="passes" '*'status="run"'* ]] || fail "the report lacks 'passes' as run"
+  [[ $flat == *'<testcase name="fails" '*'status="fail"'* ]] || fail "the report lacks 'fails' as failed"
+  [[ $(grep -c '<failure' "$xml") -eq 1 ]] || fail "the report should hold exactly one <failure>"
+  [[ $flat =~ \</testsuite\>[[:space:]]*$ ]] || fail "the report does not end with </testsuite>"
+  if command -v python3 >/dev/null 2>&1; then  # a full parse where Python is there
+    python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$xml" ||
+      fail "the report is not well-formed XML"
+  fi
+fi
+
+# An unusable LOCKSTEP_JUNIT stops with status 2 and says what to do.
+touch "$SCRATCH/a-file"
+status=0
+message=$(LOCKSTEP_JUNIT="$SCRATCH/a-file/reports" junit_dir 2>&1) || status=$?
+expect_eq "exit status for an unusable LOCKSTEP_JUNIT" 2 "$status"
+[[ $message == *"cannot create or write"* ]] || fail "unclear message for a bad LOCKSTEP_JUNIT: $message"
+
+if [[ $FAILURES -ne 0 ]]; then
+  printf '%d check(s) failed; run.log:\n' "$FAILURES" >&2
+  cat "$SCRATCH/run.log" >&2 || true
+  exit 1
+fi
+echo "lockstep_script_test: every check passed"
