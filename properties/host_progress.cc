@@ -17,10 +17,14 @@ bool g_guarding = false;                  // a StopSignals is alive
 
 extern "C" void on_stop_signal(int sig) {
   if (g_signal != 0) {
-    // The second signal: do what the user asked for at once (servers started by the run still
-    // die with it: real/server.h, PR_SET_PDEATHSIG).
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
+    // A second Ctrl-C: do what the user asked for at once (servers started by the run still die
+    // with it: real/server.h, PR_SET_PDEATHSIG). A repeated SIGTERM or SIGHUP is not a person
+    // insisting: `timeout` sends SIGTERM to the run and then to its process group, and a batch
+    // engine may repeat it, so the run still stops in order and reports what it covered.
+    if (sig == SIGINT && g_signal == SIGINT) {
+      ::signal(sig, SIG_DFL);
+      ::raise(sig);
+    }
     return;
   }
   g_signal = sig;

@@ -12,9 +12,9 @@
 // StopSignals: while one exists, SIGINT, SIGTERM and SIGHUP only record the signal (without
 // SA_RESTART, so a blocking call returns EINTR at once); the run polls stopped() between units of
 // work, stops (a real server's run: destroys its Cluster, which stops every server by process
-// id), reports what it covered and exits with 130 (cli/cli.h kExitInterrupted). A second signal
-// while the first is recorded restores the default action and re-raises it: a user who presses
-// Ctrl-C twice gets the usual kill. The destructor restores the previous handlers. Create it on
+// id), reports what it covered and exits with 130 (cli/cli.h kExitInterrupted). A second SIGINT
+// after a first restores the default action and re-raises it: a user who presses Ctrl-C twice
+// gets the usual kill. A repeated SIGTERM or SIGHUP is ignored (`timeout` sends SIGTERM twice). The destructor restores the previous handlers. Create it on
 // the main thread; at most one exists at a time (it asserts that). The one signal guard of every
 // command: `check` on both backends, explore, conformance, herd.
 #pragma once
