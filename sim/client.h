@@ -78,7 +78,10 @@ class ClientImpl final : public Client, public zk::Executor {
   void schedule(std::coroutine_handle<> h) override;
   void schedule(std::coroutine_handle<> h, const zk::TaskContext* task) override;
   zk::TimerId start_timer(Time at, zk::TimerCallback* cb) override;
-  void cancel_timer(zk::TimerId id) override { timers_.erase(id); }
+  void cancel_timer(zk::TimerId id) override {
+    timers_.erase(id);
+    w_.dispositions_changed();
+  }
 
   // ---- called by the world ----
   void start() { arm(ClientTimer::kReconnect, now()); }
@@ -156,7 +159,10 @@ class ClientImpl final : public Client, public zk::Executor {
   void try_connect();
   WatchList watch_list() const;
   void arm(ClientTimer t, Time at);
-  void disarm(ClientTimer t) { ++tokens_[static_cast<size_t>(t)]; }
+  void disarm(ClientTimer t) {
+    ++tokens_[static_cast<size_t>(t)];
+    w_.dispositions_changed();
+  }
   void on_client_timer(ClientTimer t);
 
   World::Impl& w_;

@@ -195,9 +195,26 @@ void Scheduler::collect_due() {
   }
 }
 
+// Classifies the candidates not classified since the last disposition change: at a step where
+// nothing changed, only the events that became due. Every 64 calls the kept prefix is classified
+// again and must still run, so a state change that forgot to bump the epoch is an invariant
+// failure, not a silently different schedule.
 void Scheduler::filter_ready(EventFilter& filter) {
-  size_t keep = 0;
-  for (size_t i = 0; i < ready_.size(); ++i) {
+  const uint64_t epoch = filter.disposition_epoch();
+  if (epoch != classified_epoch_) {
+    classified_ = 0;
+    classified_epoch_ = epoch;
+  }
+  if (++verify_countdown_ >= 64) {
+    verify_countdown_ = 0;
+    for (size_t i = 0; i < classified_; ++i) {
+      LOCKSTEP_ASSERT_MSG(filter.classify(ready_[i]) == Disposition::kRun,
+                          "a candidate event stopped being runnable without a disposition change "
+                          "(a state change that classify() reads does not bump the epoch)");
+    }
+  }
+  size_t keep = classified_;
+  for (size_t i = classified_; i < ready_.size(); ++i) {
     const Disposition d = filter.classify(ready_[i]);
     if (d == Disposition::kRun) {
       ready_[keep++] = ready_[i];
@@ -206,6 +223,7 @@ void Scheduler::filter_ready(EventFilter& filter) {
     }
   }
   ready_.resize(keep);
+  classified_ = keep;
 }
 
 bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
@@ -213,6 +231,7 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
   if (observing_ && strategy_->stopped()) {
     heap_.clear();
     ready_.clear();
+    classified_ = 0;
     stopped_by_strategy_ = true;
     return false;
   }
@@ -232,6 +251,7 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
     }
     *out = ready_[i];
     ready_.erase(ready_.begin() + i);
+    --classified_;  // every candidate was classified just now
     if (observing_) {
       current_ = info(*out);
       running_ = true;

@@ -59,6 +59,11 @@ class EventFilter {
  public:
   virtual Disposition classify(const Event& e) = 0;
   virtual void defer(const Event& e) = 0;
+  // Changes whenever the answer classify() gives for an event could change (a timer cancelled
+  // or re-armed, a connection closed, a client paused, partitioned or crashed, a session's
+  // token, hearing or existence): between two changes the scheduler classifies only the
+  // events that became due, not every candidate again at every step.
+  virtual uint64_t disposition_epoch() const = 0;
 
  protected:
   ~EventFilter() = default;
@@ -108,6 +113,10 @@ class Scheduler {
   uint64_t seq_ = 0;
   std::vector<Event> heap_;   // min-heap on (at, seq)
   std::vector<Event> ready_;  // candidates due at now_, in insertion order
+  // ready_[0, classified_) were classified kRun at disposition epoch classified_epoch_.
+  size_t classified_ = 0;
+  uint64_t classified_epoch_ = 0;
+  uint32_t verify_countdown_ = 0;  // filter_ready re-checks that prefix every 64 calls
   std::vector<Decision> decisions_;
 };
 

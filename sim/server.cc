@@ -98,6 +98,7 @@ void World::Impl::server_connect(Connection& c, UpMsg& m) {
     reply.type = DownType::kExpired;
     send_down(c, std::move(reply));
     c.server_open = false;
+    dispositions_changed();
     graveyard_.push_back(c.id);
     return;
   }
@@ -181,6 +182,7 @@ void World::Impl::forward(Connection& c, ServerEntry& e) {
   if (r.op == Op::kClose) {
     leader().tree.prepare_kill(c.session, &txn);
     sessions_.erase(c.session.value);
+    dispositions_changed();
     log(c.client, "close-session", c.session.value, 0, {},
         [&] { return "session " + hex(c.session.value) + " closed"; });
     e.target = commit(std::move(txn));
@@ -401,6 +403,7 @@ void World::Impl::update_heard(zk::SessionId id) {
   if (heard == s.heard) return;
   s.heard = heard;
   ++s.token;
+  dispositions_changed();
   s.expires_at = Time{};
   if (heard) return;
   const uint32_t phase = choose(ChoiceKind::kPingPhase, 4);
@@ -430,27 +433,50 @@ void World::Impl::update_heard_of_client(uint32_t client) {
 //   - a session nobody hears is expired by the server no later than its last heartbeat plus the
 //     timeout plus one tick (while the leader is up: its restart defers expiry);
 //   - every ephemeral node on the leader belongs to a live session.
-void World::Impl::check_sessions() {
-  for (const auto& [id, rec] : sessions_) {
-    LOCKSTEP_ASSERT_MSG(rec.heard == is_heard(rec),
-                        "session " + hex(id) + " of c" + std::to_string(rec.client) +
-                            (rec.heard ? " is marked heard but its client cannot reach it"
-                                       : " is marked unheard but its client is connected"));
-    // Expiry is timed: it cannot be due while the leader is down (its restart defers it) or
-    // once a search strategy ended the run and dropped the pending expiry events.
-    if (rec.heard || sessions_frozen() || sched_.stopped_by_strategy()) continue;
-    LOCKSTEP_ASSERT_MSG(rec.expires_at != Time{}, "session " + hex(id) + " of c" +
-                                                      std::to_string(rec.client) +
-                                                      " is unheard and no expiry is armed for it");
-    LOCKSTEP_ASSERT_MSG(now() <= rec.expires_at,
-                        "session " + hex(id) + " of c" + std::to_string(rec.client) +
-                            " should have expired at t=" + std::to_string(rec.expires_at.us) +
-                            "us" + " and is still alive at t=" + std::to_string(now().us) + "us");
+namespace {
+// Calls check(key, value) on `budget` entries of `m` after key *cursor (wrapping), or on all of
+// them when budget is 0 or covers the map; *cursor becomes the last key checked.
+template <class Map, class Check>
+void check_window(const Map& m, size_t budget, uint64_t* cursor, Check check) {
+  if (budget == 0 || budget >= m.size()) {
+    for (const auto& [key, value] : m) check(key, value);
+    return;
   }
-  for (const auto& [owner, count] : leader().tree.ephemeral_owners()) {
-    LOCKSTEP_ASSERT_MSG(sessions_.count(owner) != 0,
-                        std::to_string(count) + " ephemeral node(s) outlive session " + hex(owner));
+  auto it = m.upper_bound(*cursor);
+  for (size_t n = 0; n < budget; ++n, ++it) {
+    if (it == m.end()) it = m.begin();
+    check(it->first, it->second);
+    *cursor = it->first;
   }
+}
+}  // namespace
+
+void World::Impl::check_sessions(size_t budget) {
+  check_window(sessions_, budget, &check_cursor_,
+               [&](uint64_t id, const SessionRec& rec) { check_session(id, rec); });
+  check_window(leader().tree.ephemeral_owners(), budget, &owner_cursor_,
+               [&](uint64_t owner, uint32_t count) {
+                 LOCKSTEP_ASSERT_MSG(sessions_.count(owner) != 0,
+                                     std::to_string(count) +
+                                         " ephemeral node(s) outlive session " + hex(owner));
+               });
+}
+
+void World::Impl::check_session(uint64_t id, const SessionRec& rec) {
+  LOCKSTEP_ASSERT_MSG(rec.heard == is_heard(rec),
+                      "session " + hex(id) + " of c" + std::to_string(rec.client) +
+                          (rec.heard ? " is marked heard but its client cannot reach it"
+                                     : " is marked unheard but its client is connected"));
+  // Expiry is timed: it cannot be due while the leader is down (its restart defers it) or once
+  // a search strategy ended the run and dropped the pending expiry events.
+  if (rec.heard || sessions_frozen() || sched_.stopped_by_strategy()) return;
+  LOCKSTEP_ASSERT_MSG(rec.expires_at != Time{}, "session " + hex(id) + " of c" +
+                                                    std::to_string(rec.client) +
+                                                    " is unheard and no expiry is armed for it");
+  LOCKSTEP_ASSERT_MSG(now() <= rec.expires_at,
+                      "session " + hex(id) + " of c" + std::to_string(rec.client) +
+                          " should have expired at t=" + std::to_string(rec.expires_at.us) +
+                          "us" + " and is still alive at t=" + std::to_string(now().us) + "us");
 }
 
 void World::Impl::expire_event(const Event& e) {
@@ -470,6 +496,7 @@ void World::Impl::expire(zk::SessionId id, std::string_view why) {
   Txn txn;
   leader().tree.prepare_kill(id, &txn);
   sessions_.erase(id.value);
+  dispositions_changed();
   commit(std::move(txn));
 }
 
@@ -497,6 +524,7 @@ void World::Impl::server_restart_end(uint32_t server_id) {
   for (auto& [id, rec] : sessions_) {
     if (rec.heard) continue;
     ++rec.token;
+    dispositions_changed();
     arm_expiry(rec, now());
   }
 }

@@ -100,7 +100,10 @@ bool World::Impl::step(Time limit) {
   ++events_executed_;
   if (!graveyard_.empty()) bury();
   if (now() >= next_check_) {
-    check_sessions();
+    // Every tick, the next 1,024 sessions (all of them in any run of up to 1,024 clients): a
+    // full sweep per tick made the checks a quarter of a 10,000-client run. Each session is still
+    // checked every ceil(sessions / 1024) ticks, and all of them when a run_* call returns.
+    check_sessions(1024);
     next_check_ = now() + opt_.tick;
   }
   return true;

@@ -30,6 +30,9 @@ class ClientImpl;
 
 class World::Impl final : public EventFilter {
  public:
+  // EventFilter::disposition_epoch: bumped by every change classify() can see.
+  uint64_t disposition_epoch() const override { return disposition_epoch_; }
+  void dispositions_changed() { ++disposition_epoch_; }
   Impl(WorldOptions options, std::unique_ptr<Strategy> strategy);
   ~Impl();
 
@@ -113,7 +116,10 @@ class World::Impl final : public EventFilter {
   // ensemble is re-judged, not only the one it knows the id of (a session the server created
   // while the client was paused is not known to the client yet).
   void update_heard_of_client(uint32_t client);
-  void check_sessions();  // the session-table invariants (server.cc); aborts on a violation
+  // The session-table invariants (server.cc); aborts on a violation. `budget`: how many sessions
+  // to check, the next ones after the last checked (in id order, wrapping); 0: all of them.
+  void check_sessions(size_t budget = 0);
+  void check_session(uint64_t id, const SessionRec& rec);
   void expire(zk::SessionId id, std::string_view why);
   zk::Zxid commit(Txn txn);
   void server_restart_begin(uint32_t server_id);
@@ -191,6 +197,9 @@ class World::Impl final : public EventFilter {
   uint64_t events_executed_ = 0;
   bool reap_scheduled_ = false;  // a kReap event is queued
   Time next_check_{};  // when step() next runs check_sessions() (every tick of virtual time)
+  uint64_t disposition_epoch_ = 0;
+  uint64_t check_cursor_ = 0;  // the session check_sessions(budget) checked last
+  uint64_t owner_cursor_ = 0;  // the ephemeral owner it checked last
 };
 
 }  // namespace lockstep::sim
