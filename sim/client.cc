@@ -93,7 +93,7 @@ zk::TimerId ClientImpl::start_timer(Time at, zk::TimerCallback* cb) {
 
 void ClientImpl::arm(ClientTimer t, Time at) {
   const uint64_t token = ++tokens_[static_cast<size_t>(t)];
-  w_.dispositions_changed();  // the timer's earlier event, if any, is dead now
+  w_.dispositions_changed(index_);  // the timer's earlier event, if any, is dead now
   w_.push(Event{at, 0, EventTag::kClientTimer, index_, static_cast<uint64_t>(t), token});
 }
 
@@ -114,7 +114,7 @@ void ClientImpl::run(const Event& e) {
       if (it == timers_.end()) return;
       zk::TimerCallback* cb = it->second;
       timers_.erase(it);
-      w_.dispositions_changed();
+      w_.dispositions_changed(index_);
       cb->on_timer();
       return;
     }
@@ -635,7 +635,7 @@ void ClientImpl::fault_abandon() {
 void ClientImpl::set_paused(bool on) {
   if (on ? pause_depth_++ > 0 : --pause_depth_ > 0) return;  // nested in another pause
   paused_ = on;
-  w_.dispositions_changed();
+  w_.dispositions_changed(index_);
   w_.update_heard_of_client(index_);
   if (on) return;
   std::vector<Event> later = std::move(deferred_);
@@ -649,7 +649,7 @@ void ClientImpl::set_paused(bool on) {
 void ClientImpl::set_partitioned(bool on) {
   if (on ? partition_depth_++ > 0 : --partition_depth_ > 0) return;  // nested
   partitioned_ = on;
-  w_.dispositions_changed();
+  w_.dispositions_changed(index_);
   w_.update_heard_of_client(index_);
   if (on) {
     if (conn_ != 0) arm(ClientTimer::kDetect, now() + timeout_ * 2 / 3);
@@ -666,7 +666,7 @@ void ClientImpl::set_partitioned(bool on) {
 
 void ClientImpl::crash() {
   crashed_ = true;
-  w_.dispositions_changed();
+  w_.dispositions_changed(index_);
   close_connections();
   deferred_.clear();
   w_.update_heard_of_client(index_);

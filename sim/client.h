@@ -80,7 +80,7 @@ class ClientImpl final : public Client, public zk::Executor {
   zk::TimerId start_timer(Time at, zk::TimerCallback* cb) override;
   void cancel_timer(zk::TimerId id) override {
     timers_.erase(id);
-    w_.dispositions_changed();
+    w_.dispositions_changed(index_);
   }
 
   // ---- called by the world ----
@@ -161,7 +161,7 @@ class ClientImpl final : public Client, public zk::Executor {
   void arm(ClientTimer t, Time at);
   void disarm(ClientTimer t) {
     ++tokens_[static_cast<size_t>(t)];
-    w_.dispositions_changed();
+    w_.dispositions_changed(index_);
   }
   void on_client_timer(ClientTimer t);
 

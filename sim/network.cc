@@ -115,7 +115,7 @@ void World::Impl::deliver_down(uint64_t conn_id, uint64_t seq) {
 void World::Impl::client_close(Connection& c, InFlight in_flight_fate) {
   if (!c.client_open) return;
   c.client_open = false;
-  dispositions_changed();
+  dispositions_changed(c.client);
   c.down.clear();
   if (c.server_open && in_flight_fate != InFlight::kLost) {
     RingQueue<UpMsg> in_flight = std::move(c.up);
@@ -142,7 +142,7 @@ void World::Impl::server_close(Connection& c, bool tell_client, std::string_view
            std::to_string(c.client) + ": " + std::string(why);
   });
   c.server_open = false;
-  dispositions_changed();
+  dispositions_changed(c.client);
   c.pending.clear();
   c.up.clear();
   server(c.server).blocked.erase(c.id);

@@ -195,35 +195,52 @@ void Scheduler::collect_due() {
   }
 }
 
-// Classifies the candidates not classified since the last disposition change: at a step where
-// nothing changed, only the events that became due. Every 64 calls the kept prefix is classified
-// again and must still run, so a state change that forgot to bump the epoch is an invariant
-// failure, not a silently different schedule.
+// Classifies the candidates that became due, and again those kept whose owner's state changed
+// since: at a step where one client acted, a scan of owners and a few classifications, not
+// every candidate again. Every 64 calls the kept ones are classified again and must still run,
+// so a state change that forgot to say so is an invariant failure, not a silently different
+// schedule.
 void Scheduler::filter_ready(EventFilter& filter) {
-  const uint64_t epoch = filter.disposition_epoch();
-  if (epoch != classified_epoch_) {
-    classified_ = 0;
-    classified_epoch_ = epoch;
-  }
-  if (++verify_countdown_ >= 64) {
-    verify_countdown_ = 0;
-    for (size_t i = 0; i < classified_; ++i) {
-      LOCKSTEP_ASSERT_MSG(filter.classify(ready_[i]) == Disposition::kRun,
-                          "a candidate event stopped being runnable without a disposition change "
-                          "(a state change that classify() reads does not bump the epoch)");
-    }
-  }
-  size_t keep = classified_;
-  for (size_t i = classified_; i < ready_.size(); ++i) {
+  filter.take_changes(&changes_);
+  if (changes_.size() > 8) classified_ = 0;  // many changed (a crash, a restart): all again
+  ready_owner_.resize(ready_.size());
+  size_t keep = 0;
+  auto sort_out = [&](size_t i) {
     const Disposition d = filter.classify(ready_[i]);
     if (d == Disposition::kRun) {
+      ready_owner_[keep] = filter.owner(ready_[i]);
       ready_[keep++] = ready_[i];
     } else if (d == Disposition::kDefer) {
       filter.defer(ready_[i]);
     }
+  };
+  if (++verify_countdown_ >= 64) {
+    verify_countdown_ = 0;
+    for (size_t i = 0; i < classified_; ++i) {
+      const bool changed =
+          std::find(changes_.begin(), changes_.end(), ready_owner_[i]) != changes_.end();
+      LOCKSTEP_ASSERT_MSG(changed || filter.classify(ready_[i]) == Disposition::kRun,
+                          "a candidate event stopped being runnable though its owner's state did "
+                          "not change (a change classify() reads is not reported)");
+    }
   }
+  if (changes_.empty()) {
+    keep = classified_;
+  } else {
+    for (size_t i = 0; i < classified_; ++i) {
+      if (std::find(changes_.begin(), changes_.end(), ready_owner_[i]) != changes_.end()) {
+        sort_out(i);
+      } else {
+        ready_owner_[keep] = ready_owner_[i];
+        ready_[keep++] = ready_[i];
+      }
+    }
+  }
+  for (size_t i = classified_; i < ready_.size(); ++i) sort_out(i);
   ready_.resize(keep);
+  ready_owner_.resize(keep);
   classified_ = keep;
+  changes_.clear();
 }
 
 bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
@@ -231,6 +248,7 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
   if (observing_ && strategy_->stopped()) {
     heap_.clear();
     ready_.clear();
+    ready_owner_.clear();
     classified_ = 0;
     stopped_by_strategy_ = true;
     return false;
@@ -251,6 +269,7 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
     }
     *out = ready_[i];
     ready_.erase(ready_.begin() + i);
+    ready_owner_.erase(ready_owner_.begin() + i);
     --classified_;  // every candidate was classified just now
     if (observing_) {
       current_ = info(*out);

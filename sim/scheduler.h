@@ -59,11 +59,13 @@ class EventFilter {
  public:
   virtual Disposition classify(const Event& e) = 0;
   virtual void defer(const Event& e) = 0;
-  // Changes whenever the answer classify() gives for an event could change (a timer cancelled
-  // or re-armed, a connection closed, a client paused, partitioned or crashed, a session's
-  // token, hearing or existence): between two changes the scheduler classifies only the
-  // events that became due, not every candidate again at every step.
-  virtual uint64_t disposition_epoch() const = 0;
+  // Whose state classify() reads for `e`: a client index, or 0 for the servers' own state.
+  virtual uint32_t owner(const Event& e) = 0;
+  // Moves into *owners the owners whose state classify() reads changed since the last call (a
+  // timer cancelled or re-armed, a connection closed, a client paused, partitioned or crashed:
+  // that client; a session's token, hearing or existence: 0). The scheduler classifies again
+  // only their candidates and the ones that became due, not every candidate at every step.
+  virtual void take_changes(std::vector<uint32_t>* owners) = 0;
 
  protected:
   ~EventFilter() = default;
@@ -113,9 +115,11 @@ class Scheduler {
   uint64_t seq_ = 0;
   std::vector<Event> heap_;   // min-heap on (at, seq)
   std::vector<Event> ready_;  // candidates due at now_, in insertion order
-  // ready_[0, classified_) were classified kRun at disposition epoch classified_epoch_.
+  // ready_[0, classified_) were classified kRun, and ready_owner_[i] is ready_[i]'s owner,
+  // since when only the owners in changes_ changed.
   size_t classified_ = 0;
-  uint64_t classified_epoch_ = 0;
+  std::vector<uint32_t> ready_owner_;
+  std::vector<uint32_t> changes_;
   uint32_t verify_countdown_ = 0;  // filter_ready re-checks that prefix every 64 calls
   std::vector<Decision> decisions_;
 };

@@ -98,7 +98,7 @@ void World::Impl::server_connect(Connection& c, UpMsg& m) {
     reply.type = DownType::kExpired;
     send_down(c, std::move(reply));
     c.server_open = false;
-    dispositions_changed();
+    dispositions_changed(c.client);
     graveyard_.push_back(c.id);
     return;
   }
@@ -182,7 +182,7 @@ void World::Impl::forward(Connection& c, ServerEntry& e) {
   if (r.op == Op::kClose) {
     leader().tree.prepare_kill(c.session, &txn);
     sessions_.erase(c.session.value);
-    dispositions_changed();
+    dispositions_changed(0);  // kExpire events read sessions_
     log(c.client, "close-session", c.session.value, 0, {},
         [&] { return "session " + hex(c.session.value) + " closed"; });
     e.target = commit(std::move(txn));
@@ -403,7 +403,7 @@ void World::Impl::update_heard(zk::SessionId id) {
   if (heard == s.heard) return;
   s.heard = heard;
   ++s.token;
-  dispositions_changed();
+  dispositions_changed(0);  // kExpire events read sessions_
   s.expires_at = Time{};
   if (heard) return;
   const uint32_t phase = choose(ChoiceKind::kPingPhase, 4);
@@ -496,7 +496,7 @@ void World::Impl::expire(zk::SessionId id, std::string_view why) {
   Txn txn;
   leader().tree.prepare_kill(id, &txn);
   sessions_.erase(id.value);
-  dispositions_changed();
+  dispositions_changed(0);  // kExpire events read sessions_
   commit(std::move(txn));
 }
 
@@ -524,7 +524,7 @@ void World::Impl::server_restart_end(uint32_t server_id) {
   for (auto& [id, rec] : sessions_) {
     if (rec.heard) continue;
     ++rec.token;
-    dispositions_changed();
+    dispositions_changed(0);  // kExpire events read sessions_
     arm_expiry(rec, now());
   }
 }

@@ -61,6 +61,15 @@ Disposition World::Impl::classify(const Event& e) {
   }
 }
 
+uint32_t World::Impl::owner(const Event& e) {
+  if (e.client != 0) return e.client;
+  if (e.type == EventTag::kToServer) {
+    const Connection* c = conn(e.a);
+    return c != nullptr ? c->client : 0;
+  }
+  return 0;
+}
+
 void World::Impl::defer(const Event& e) { client(e.client).defer(e); }
 
 void World::Impl::dispatch(const Event& e) {

@@ -30,9 +30,12 @@ class ClientImpl;
 
 class World::Impl final : public EventFilter {
  public:
-  // EventFilter::disposition_epoch: bumped by every change classify() can see.
-  uint64_t disposition_epoch() const override { return disposition_epoch_; }
-  void dispositions_changed() { ++disposition_epoch_; }
+  // EventFilter: whose state classify() reads, and who changed (dispositions_changed).
+  uint32_t owner(const Event& e) override;
+  void take_changes(std::vector<uint32_t>* owners) override { owners->swap(changed_); }
+  void dispositions_changed(uint32_t owner) {
+    if (changed_.empty() || changed_.back() != owner) changed_.push_back(owner);
+  }
   Impl(WorldOptions options, std::unique_ptr<Strategy> strategy);
   ~Impl();
 
@@ -197,7 +200,7 @@ class World::Impl final : public EventFilter {
   uint64_t events_executed_ = 0;
   bool reap_scheduled_ = false;  // a kReap event is queued
   Time next_check_{};  // when step() next runs check_sessions() (every tick of virtual time)
-  uint64_t disposition_epoch_ = 0;
+  std::vector<uint32_t> changed_;  // owners changed since the scheduler last asked
   uint64_t check_cursor_ = 0;  // the session check_sessions(budget) checked last
   uint64_t owner_cursor_ = 0;  // the ephemeral owner it checked last
 };
