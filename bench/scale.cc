@@ -14,21 +14,29 @@
 //
 // Usage (cli/cli.h's parser): lockstep_scale [--recipe R] [--clients N] [--rounds K]
 //   [--hold-us U] [--seed S] [--max-grants G] [--max-cpu-s S] [--json | --row | --header]
+//   lockstep_scale --render FILE [--svg OUT]   (the table, and the plot, of saved --json runs)
 // Exit status 0; 2 for a usage error or an unknown recipe.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/cli.h"
 #include "recipes/registry.h"
 #include "sim/world.h"
+#include "traces/loglog.h"
+#include "traces/trace.h"
 #include "zk/session.h"
 
 namespace {
@@ -91,12 +99,173 @@ constexpr const char* kHeader =
     "recipe        clients   grants   wall_s    cpu_s  rss_mib   requests  req_per_cpu_s  "
     "notif/release   us/grant\n";
 
+// One run's figures, as --json prints them and --render reads them back.
+struct Row {
+  std::string recipe;
+  uint64_t clients = 0, rounds = 0, grants = 0, releases = 0, failures = 0, requests = 0;
+  uint64_t notifications = 0, events = 0;
+  bool complete = true;
+  double wall_s = 0, cpu_s = 0, peak_rss_mib = 0, requests_per_cpu_s = 0;
+  double notifications_per_release = 0, cpu_us_per_grant = 0, virtual_s = 0;
+};
+
+std::string table_row(const Row& r) {
+  char line[512];
+  std::snprintf(line, sizeof line, kRowFormat, r.recipe.c_str(), r.clients, r.grants, r.wall_s,
+                r.cpu_s, r.peak_rss_mib, r.requests, r.requests_per_cpu_s,
+                r.notifications_per_release, r.cpu_us_per_grant,
+                r.complete ? "" : "  (stopped early)");
+  return line;
+}
+
+// `v` to `digits` decimals, so the JSON prints 0.123, not 0.12300000000000001.
+double rounded(double v, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
+}
+
+nlohmann::json to_json(const Row& r) {
+  return {{"recipe", r.recipe},
+          {"clients", r.clients},
+          {"rounds", r.rounds},
+          {"complete", r.complete},
+          {"grants", r.grants},
+          {"releases", r.releases},
+          {"failures", r.failures},
+          {"wall_s", rounded(r.wall_s, 3)},
+          {"cpu_s", rounded(r.cpu_s, 3)},
+          {"peak_rss_mib", rounded(r.peak_rss_mib, 1)},
+          {"requests", r.requests},
+          {"requests_per_cpu_s", rounded(r.requests_per_cpu_s, 0)},
+          {"notifications", r.notifications},
+          {"notifications_per_release", rounded(r.notifications_per_release, 2)},
+          {"cpu_us_per_grant", rounded(r.cpu_us_per_grant, 1)},
+          {"virtual_s", rounded(r.virtual_s, 3)},
+          {"events", r.events}};
+}
+
+// A --json line back as a Row; false (and *error) when it is not one.
+bool from_json(const std::string& text, Row* r, std::string* error) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    *error = "not a JSON object";
+    return false;
+  }
+  try {
+    r->recipe = j.at("recipe").get<std::string>();
+    for (auto [key, field] : {std::pair{"clients", &r->clients}, {"rounds", &r->rounds},
+                              {"grants", &r->grants}, {"releases", &r->releases},
+                              {"failures", &r->failures}, {"requests", &r->requests},
+                              {"notifications", &r->notifications}, {"events", &r->events}}) {
+      *field = j.at(key).get<uint64_t>();
+    }
+    for (auto [key, field] :
+         {std::pair{"wall_s", &r->wall_s}, {"cpu_s", &r->cpu_s},
+          {"peak_rss_mib", &r->peak_rss_mib}, {"requests_per_cpu_s", &r->requests_per_cpu_s},
+          {"notifications_per_release", &r->notifications_per_release},
+          {"cpu_us_per_grant", &r->cpu_us_per_grant}, {"virtual_s", &r->virtual_s}}) {
+      *field = j.at(key).get<double>();
+    }
+    r->complete = j.at("complete").get<bool>();
+  } catch (const nlohmann::json::exception& e) {
+    *error = std::string("a key is missing or has the wrong type (") + e.what() + ")";
+    return false;
+  }
+  return true;
+}
+
+// The plot of --render --svg: CPU seconds, peak RSS and CPU per grant against clients, log-log,
+// one line per recipe; a run stopped at its budget is an open circle.
+std::string scale_svg(const std::vector<Row>& rows) {
+  using lockstep::traces::LogLogPlot;
+  using lockstep::traces::LogLogPoint;
+  using lockstep::traces::LogLogSeries;
+  struct Panel {
+    const char* id;
+    const char* y_label;
+    double Row::*value;
+    const char* unit;
+  };
+  const Panel panels[] = {{"scale-cpu", "CPU seconds (log)", &Row::cpu_s, "CPU s"},
+                          {"scale-rss", "peak RSS, MiB (log)", &Row::peak_rss_mib, "MiB"},
+                          {"scale-grant", "CPU microseconds per grant (log)",
+                           &Row::cpu_us_per_grant, "us per grant"}};
+  std::string body;
+  double x = 0, height = 0;
+  for (const Panel& p : panels) {
+    LogLogPlot plot;
+    plot.id = p.id;
+    plot.aria_label = std::string(p.y_label) + " against clients";
+    plot.x_label = "clients (log)";
+    plot.y_label = p.y_label;
+    plot.width = 300;
+    plot.height = 260;
+    plot.floor = 1e-4;
+    for (const Row& r : rows) {
+      auto it = std::find_if(plot.series.begin(), plot.series.end(),
+                             [&](const LogLogSeries& s) { return s.name == r.recipe; });
+      if (it == plot.series.end()) it = plot.series.insert(plot.series.end(), {r.recipe, {}});
+      char title[160];
+      std::snprintf(title, sizeof title, "%s, %" PRIu64 " clients: %.3g %s%s", r.recipe.c_str(),
+                    r.clients, r.*p.value, p.unit,
+                    r.complete ? "" : " (stopped at its CPU budget)");
+      it->points.push_back(
+          LogLogPoint{static_cast<double>(r.clients), r.*p.value, title, !r.complete});
+    }
+    body += "<g transform=\"translate(" + std::to_string(static_cast<int>(x)) + " 0)\">\n" +
+            lockstep::traces::loglog_svg(plot) + "</g>\n";
+    x += lockstep::traces::loglog_svg_width(plot);
+    height = std::max(height, lockstep::traces::loglog_svg_height(plot));
+  }
+  const std::string w = std::to_string(static_cast<int>(x));
+  const std::string h = std::to_string(static_cast<int>(height));
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" + h +
+         "\" viewBox=\"0 0 " + w + " " + h + "\" font-family=\"sans-serif\" font-size=\"11\">\n" +
+         "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n" + body + "</svg>\n";
+}
+
+// --render FILE [--svg OUT]: the table of the --json lines in FILE (one run per line), and the
+// plot written to OUT atomically.
+int render(const Command& self, const Args& args, const Io& io) {
+  namespace cli = lockstep::cli;
+  const std::string path = args.get("render", "");
+  std::ifstream in(path);
+  if (!in) {
+    return cli::usage_error(self, "cannot read '" + path + "': give the file the --json runs "
+                                  "were written to, one object per line", io.err);
+  }
+  std::vector<Row> rows;
+  std::string line;
+  for (size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    Row r;
+    std::string error;
+    if (!from_json(line, &r, &error)) {
+      return cli::usage_error(self, path + ":" + std::to_string(n) + ": " + error +
+                                        "; each line must be one object lockstep_scale --json "
+                                        "printed",
+                              io.err);
+    }
+    rows.push_back(std::move(r));
+  }
+  io.out << kHeader;
+  for (const Row& r : rows) io.out << table_row(r);
+  if (args.has("svg")) {
+    std::string error;
+    if (!lockstep::traces::write_file_atomically(args.get("svg", ""), scale_svg(rows), &error)) {
+      return cli::usage_error(self, "cannot write the plot: " + error, io.err);
+    }
+  }
+  return cli::kExitOk;
+}
+
 int run_scale(const Command& self, const Args& args, const Io& io) {
   namespace cli = lockstep::cli;
   if (args.has("header")) {
     io.out << kHeader;
     return cli::kExitOk;
   }
+  if (args.has("render")) return render(self, args, io);
   const std::string name = args.get("recipe", "fair-mutex");
   const RecipeInfo* recipe = lockstep::recipes::find_recipe(name);
   if (recipe == nullptr) {
@@ -151,33 +320,39 @@ int run_scale(const Command& self, const Args& args, const Io& io) {
                           : 0.0;
   const double us_per_grant =
       totals.grants > 0 ? cpu_s * 1e6 / static_cast<double>(totals.grants) : 0.0;
-  const double rss = peak_rss_mib();
-  char line[1024];
+  Row row;
+  row.recipe = recipe->name;
+  row.clients = *clients;
+  row.rounds = *k;
+  row.complete = complete;
+  row.grants = totals.grants;
+  row.releases = totals.releases;
+  row.failures = totals.failures;
+  row.wall_s = wall_s;
+  row.cpu_s = cpu_s;
+  row.peak_rss_mib = peak_rss_mib();
+  row.requests = requests;
+  row.requests_per_cpu_s = per_cpu;
+  row.notifications = notifications;
+  row.notifications_per_release = per_release;
+  row.cpu_us_per_grant = us_per_grant;
+  row.virtual_s = static_cast<double>(world.now().us) / 1e6;
+  row.events = world.events_executed();
+  std::string line;
   if (args.has("row")) {
-    std::snprintf(line, sizeof line, kRowFormat, recipe->name.c_str(), *clients, totals.grants,
-                  wall_s, cpu_s, rss, requests, per_cpu, per_release, us_per_grant,
-                  complete ? "" : "  (stopped early)");
+    line = table_row(row);
   } else if (args.has("json")) {
-    std::snprintf(line, sizeof line,
-                  "{\"recipe\": \"%s\", \"clients\": %" PRIu64 ", \"rounds\": %" PRIu64
-                  ", \"complete\": %s, \"grants\": %" PRIu64 ", \"releases\": %" PRIu64
-                  ", \"failures\": %" PRIu64 ", \"wall_s\": %.3f, \"cpu_s\": %.3f, "
-                  "\"peak_rss_mib\": %.1f, \"requests\": %" PRIu64
-                  ", \"requests_per_cpu_s\": %.0f, \"notifications\": %" PRIu64
-                  ", \"notifications_per_release\": %.2f, \"cpu_us_per_grant\": %.1f, "
-                  "\"virtual_s\": %.3f, \"events\": %" PRIu64 "}\n",
-                  recipe->name.c_str(), *clients, *k, complete ? "true" : "false", totals.grants,
-                  totals.releases, totals.failures, wall_s, cpu_s, rss, requests, per_cpu,
-                  notifications, per_release, us_per_grant,
-                  static_cast<double>(world.now().us) / 1e6, world.events_executed());
+    line = to_json(row).dump() + "\n";
   } else {
-    std::snprintf(line, sizeof line,
+    char text[512];
+    std::snprintf(text, sizeof text,
                   "%s clients=%" PRIu64 " rounds=%" PRIu64 "%s: %" PRIu64 " grants, wall %.3f s, "
                   "CPU %.3f s, peak RSS %.1f MiB, %" PRIu64 " requests (%.0f per CPU-s), %.2f "
                   "notifications per release, %.1f CPU-us per grant\n",
-                  recipe->name.c_str(), *clients, *k, complete ? "" : " (stopped early)",
-                  totals.grants, wall_s, cpu_s, rss, requests, per_cpu, per_release,
-                  us_per_grant);
+                  row.recipe.c_str(), row.clients, row.rounds,
+                  complete ? "" : " (stopped early)", row.grants, wall_s, cpu_s,
+                  row.peak_rss_mib, requests, per_cpu, per_release, us_per_grant);
+    line = text;
   }
   io.out << line;
   if (totals.failures > 0) {
@@ -200,7 +375,12 @@ const Command kScale = {
               {"max-cpu-s", "S", "stop after S CPU-seconds (0: no limit)"},
               {"json", "", "print one JSON object"},
               {"row", "", "print one row of ./lockstep bench's table"},
-              {"header", "", "print that table's header and exit"}},
+              {"header", "", "print that table's header and exit"},
+              {"render", "FILE",
+               "print the table of the --json runs in FILE (one per line) instead of running"},
+              {"svg", "OUT",
+               "with --render: also write the plot (CPU s, peak RSS, CPU per grant against "
+               "clients, log-log) to OUT"}},
     .run = run_scale,
     .details = "output: one line (or one JSON object with keys recipe, clients, rounds, complete,\n"
                "grants, releases, failures, wall_s, cpu_s, peak_rss_mib, requests,\n"

@@ -20,25 +20,16 @@
 #include <string>
 #include <vector>
 
+#include "tools/shell_run.h"
+
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;
-};
+using Outcome = lockstep::tools::ShellRun;
 
 // Runs the built binary with `args` through the shell; `redirect` picks what is captured.
 Outcome run(const std::string& args, const std::string& redirect = "2>&1") {
-  const std::string cmd = std::string("'") + LOCKSTEP_BIN + "' " + args + " " + redirect;
-  Outcome r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(p);
-  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  return r;
+  return lockstep::tools::shell_run(std::string("'") + LOCKSTEP_BIN + "' " + args + " " +
+                                    redirect);
 }
 
 // Runs `lockstep <args>` and checks its exit code and that its output (stdout and stderr)

@@ -5,8 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "real/check_support.h"
+#include "tools/shell_run.h"
 
 namespace lockstep::properties {
 namespace {
@@ -33,12 +32,10 @@ Ran run_main(const std::vector<std::string>& args) {
   for (const std::string& a : args) cmd += " '" + a + "'";
   cmd += " 2>" + err_file;
   Ran r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
+  const tools::ShellRun run = tools::shell_run(cmd);
+  r.out = run.output;
+  r.status = run.exit_code;
   char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (FILE* f = std::fopen(err_file.c_str(), "r")) {
     for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) r.err.append(buf, n);
     std::fclose(f);

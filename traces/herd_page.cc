@@ -7,40 +7,13 @@
 #include <string>
 #include <utility>
 
+#include "traces/loglog.h"
 #include "traces/timeline.h"
 
 namespace lockstep::traces {
 namespace {
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
-// Values at or below zero have no place on a log axis: they are drawn at the floor.
-constexpr double kFloor = 0.1;
-
-// A log-log frame: decades from 10^lo to 10^hi on each axis.
-struct Frame {
-  int x_lo = 0, x_hi = 1, y_lo = 0, y_hi = 1;
-  double left = 70, top = 20, width = 560, height = 340;
-  double x(double v) const {
-    return left + (std::log10(std::max(v, kFloor)) - x_lo) / (x_hi - x_lo) * width;
-  }
-  double y(double v) const {
-    return top + height - (std::log10(std::max(v, kFloor)) - y_lo) / (y_hi - y_lo) * height;
-  }
-};
-
-std::string decade_label(int e) {
-  if (e < 0) return e == -1 ? "0.1" : "1e" + std::to_string(e);
-  if (e <= 6) return std::to_string(static_cast<long long>(std::llround(std::pow(10.0, e))));
-  return "1e" + std::to_string(e);
-}
-
-constexpr const char* kColors[] = {"#d1495b", "#2e86ab", "#3b8b3b",
-                                   "#8e44ad", "#e08e0b", "#555555"};
+std::string num(double v) { return svg_number(v); }
 
 constexpr const char* kStyle = R"CSS(
 body { font: 13px/1.4 system-ui, sans-serif; margin: 16px; color: #222; }
@@ -64,81 +37,30 @@ std::string render_herd_html(const std::vector<properties::HerdResult>& results,
   // Each recipe's points in order of waiters; recipes in order of first appearance.
   std::vector<std::string> order;
   std::map<std::string, std::vector<const properties::HerdResult*>> by_recipe;
-  double x_min = 1, x_max = 10, y_min = 1, y_max = 10;
-  bool first = true;
   for (const properties::HerdResult& h : results) {
     if (by_recipe.count(h.recipe) == 0) order.push_back(h.recipe);
     by_recipe[h.recipe].push_back(&h);
-    const double x = std::max<double>(h.waiters, kFloor);
-    const double y = std::max(h.notifications_per_release, kFloor);
-    x_min = first ? x : std::min(x_min, x);
-    x_max = first ? x : std::max(x_max, x);
-    y_min = first ? y : std::min(y_min, y);
-    y_max = first ? y : std::max(y_max, y);
-    first = false;
   }
-  Frame f;
-  f.x_lo = static_cast<int>(std::floor(std::log10(x_min)));
-  f.x_hi = std::max(f.x_lo + 1, static_cast<int>(std::ceil(std::log10(x_max))));
-  // Half a decade of room below the lowest point, so a flat line at 1 is not on the axis.
-  f.y_lo = static_cast<int>(std::floor(std::log10(y_min) - 0.3));
-  f.y_hi = std::max(f.y_lo + 1, static_cast<int>(std::ceil(std::log10(y_max))));
-  const double w = f.left + f.width + 150;
-  const double ht = f.top + f.height + 50;
-
-  std::string svg = "<svg id=\"herd-plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(w) +
-                    "\" height=\"" + num(ht) + "\" viewBox=\"0 0 " + num(w) + " " + num(ht) +
-                    "\" role=\"img\" aria-label=\"notifications per release against "
-                    "waiters, log-log\">\n";
-  for (int e = f.x_lo; e <= f.x_hi; ++e) {
-    const double x = f.x(std::pow(10.0, e));
-    svg += "<line class=\"grid\" x1=\"" + num(x) + "\" y1=\"" + num(f.top) + "\" x2=\"" + num(x) +
-           "\" y2=\"" + num(f.top + f.height) + "\"/>\n";
-    svg += "<text x=\"" + num(x) + "\" y=\"" + num(f.top + f.height + 16) +
-           "\" text-anchor=\"middle\">" + decade_label(e) + "</text>\n";
-  }
-  for (int e = f.y_lo; e <= f.y_hi; ++e) {
-    const double y = f.y(std::pow(10.0, e));
-    svg += "<line class=\"grid\" x1=\"" + num(f.left) + "\" y1=\"" + num(y) + "\" x2=\"" +
-           num(f.left + f.width) + "\" y2=\"" + num(y) + "\"/>\n";
-    svg += "<text x=\"" + num(f.left - 6) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" +
-           decade_label(e) + "</text>\n";
-  }
-  svg += "<line class=\"axis\" x1=\"" + num(f.left) + "\" y1=\"" + num(f.top + f.height) +
-         "\" x2=\"" + num(f.left + f.width) + "\" y2=\"" + num(f.top + f.height) + "\"/>\n";
-  svg += "<line class=\"axis\" x1=\"" + num(f.left) + "\" y1=\"" + num(f.top) + "\" x2=\"" +
-         num(f.left) + "\" y2=\"" + num(f.top + f.height) + "\"/>\n";
-  svg += "<text x=\"" + num(f.left + f.width / 2) + "\" y=\"" + num(f.top + f.height + 38) +
-         "\" text-anchor=\"middle\">waiters queued (log)</text>\n";
-  svg += "<text x=\"16\" y=\"" + num(f.top + f.height / 2) + "\" text-anchor=\"middle\" " +
-         "transform=\"rotate(-90 16 " + num(f.top + f.height / 2) +
-         ")\">watch notifications per release (log)</text>\n";
-  for (size_t i = 0; i < order.size(); ++i) {
-    std::vector<const properties::HerdResult*> pts = by_recipe[order[i]];
+  LogLogPlot plot;
+  plot.id = "herd-plot";
+  plot.aria_label = "notifications per release against waiters, log-log";
+  plot.x_label = "waiters queued (log)";
+  plot.y_label = "watch notifications per release (log)";
+  for (const std::string& name : order) {
+    std::vector<const properties::HerdResult*> pts = by_recipe[name];
     std::stable_sort(pts.begin(), pts.end(),
                      [](const auto* a, const auto* b) { return a->waiters < b->waiters; });
-    const std::string color = kColors[i % (sizeof kColors / sizeof kColors[0])];
-    std::string points;
+    LogLogSeries series{name, {}};
     for (const properties::HerdResult* h : pts) {
-      points += (points.empty() ? "" : " ") + num(f.x(h->waiters)) + "," +
-                num(f.y(h->notifications_per_release));
+      series.points.push_back(LogLogPoint{
+          static_cast<double>(h->waiters), h->notifications_per_release,
+          name + ": " + std::to_string(h->waiters) + " waiters, " +
+              num(h->notifications_per_release) + " notifications per release",
+          false});
     }
-    svg += "<g class=\"recipe\" data-recipe=\"" + html_escape(order[i]) + "\">\n";
-    svg += "<polyline class=\"series\" data-recipe=\"" + html_escape(order[i]) + "\" stroke=\"" +
-           color + "\" points=\"" + points + "\"/>\n";
-    for (const properties::HerdResult* h : pts) {
-      svg += "<circle cx=\"" + num(f.x(h->waiters)) + "\" cy=\"" +
-             num(f.y(h->notifications_per_release)) + "\" r=\"4\" fill=\"" + color + "\"><title>" +
-             html_escape(order[i]) + ": " + std::to_string(h->waiters) + " waiters, " +
-             num(h->notifications_per_release) + " notifications per release</title></circle>\n";
-    }
-    const properties::HerdResult* last = pts.back();
-    svg += "<text class=\"series-label\" x=\"" + num(f.x(last->waiters) + 8) + "\" y=\"" +
-           num(f.y(last->notifications_per_release) + 4) + "\" fill=\"" + color + "\">" +
-           html_escape(order[i]) + "</text>\n";
-    svg += "</g>\n";
+    plot.series.push_back(std::move(series));
   }
-  svg += "</svg>\n";
+  const std::string svg = loglog_svg(plot);
 
   std::string table =
       "<table id=\"herd-table\">\n<tr><th>recipe</th><th>waiters</th><th>releases "
@@ -170,7 +92,7 @@ std::string render_herd_html(const std::vector<properties::HerdResult>& results,
       "again. A whole run has one release per waiter: measured when every release was, "
       "otherwise projected from the first releases (an upper bound when the cost grows with the "
       "queue). Values of 0 are drawn at " +
-      num(kFloor) + ".</p>\n</body>\n</html>\n";
+      num(kLogLogFloor) + ".</p>\n</body>\n</html>\n";
   return out;
 }
 
