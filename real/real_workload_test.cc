@@ -108,6 +108,18 @@ TEST(RealWorkload, EveryCorrectRecipePassesItsClaimsWithoutFaults) {
   EXPECT_GT(judged, 0);
 }
 
+// The first event of `client` with operation `op`, or nullptr.
+const p::Event* first(const p::History& h, uint32_t client, p::Op op) {
+  for (const p::Event& e : h.events()) {
+    if (e.client == client && e.op == op) return &e;
+  }
+  return nullptr;
+}
+
+std::string when(const p::Event* e, zk::Time t0) {
+  return e == nullptr ? "never" : "t0+" + zk::to_string(e->at - t0);
+}
+
 // The fair mutex keeps its claims on the real server when a waiter's create reply is lost
 // (the proxy drops it and cuts the connection) and another client's session is expired
 // mid-run (a second handle closes it while the client is cut off).
@@ -118,13 +130,22 @@ TEST(RealWorkload, FairMutexSurvivesALostCreateReplyAndAnExpiry) {
   ASSERT_NE(recipe, nullptr);
   p::Scenario s = scenario_for(*recipe, p::claims_for(*recipe), "/lockstep/fair-faults");
   s.workload.rounds = 6;
+  // The expiry at 150 ms must meet client 3 with rounds still to do: a client that is done has
+  // stopped watching its session, so it never reports kExpired, and the recipe never meets the
+  // expiry. With drawn holds (1-10 ms) the whole workload ended 145-235 ms after t0 on an idle
+  // 2-core machine, and the expiry often came after client 3's last round. Holds of 100 ms are
+  // the event loop's own timers: client 3 cannot be done before t0 + 600 ms on any machine, and
+  // the loop fires the expiry's timer (due at t0 + 150 ms) first.
+  s.workload.client_holds = {zk::Duration{}, zk::Duration{}, zk::milliseconds(100)};
   plan(&s, {fault(sim::FaultKind::kLoseNextReply, zk::Duration{}, 2, zk::FaultRequests::kCreate),
             fault(sim::FaultKind::kExpireSession, zk::milliseconds(150), 3)});
   const p::SeedOutcome o = run(*r.cluster, *recipe, s);
   // Both faults bit: client 2 lost its connection (the dropped reply), client 3 was told its
   // session expired.
   EXPECT_TRUE(saw_state(o.run.history, 2, zk::SessionState::kConnecting));
-  EXPECT_TRUE(saw_state(o.run.history, 3, zk::SessionState::kExpired));
+  EXPECT_TRUE(saw_state(o.run.history, 3, zk::SessionState::kExpired))
+      << "expiry of c3 at " << when(first(o.run.history, 3, p::Op::kFault), o.run.start)
+      << ", c3 done at " << when(first(o.run.history, 3, p::Op::kDone), o.run.start);
   EXPECT_TRUE(o.run.finished);
   EXPECT_FALSE(o.verdicts.empty());
   EXPECT_EQ(failures(o), "");
