@@ -93,7 +93,7 @@ uint64_t Scheduler::pending_digest() const {
     all.add(d);
   };
   for (const Event& e : heap_) add(e);
-  for (const Event& e : ready_) add(e);
+  ready_.for_each(add);
   return all.value();
 }
 

@@ -59,7 +59,7 @@ uint64_t Scheduler::push(Event e) {
     // Due now: straight to the candidates. The heap holds nothing due at now_ once the clock
     // got here (next() drains it), so ready_ stays in insertion order.
     e.at = now_;
-    ready_.push_back(e);
+    ready_.push(e);
     return e.seq;
   }
   heap_.push_back(e);
@@ -180,7 +180,7 @@ void Scheduler::finish_running() {
 
 uint32_t Scheduler::choose_event() {
   candidates_.clear();
-  for (const Event& e : ready_) candidates_.push_back(info(e));
+  ready_.for_each([&](const Event& e) { candidates_.push_back(info(e)); });
   const auto n = static_cast<uint32_t>(candidates_.size());
   const uint32_t chosen = strategy_->choose_event(candidates_);
   record(ChoiceKind::kNextEvent, n, chosen);
@@ -190,56 +190,14 @@ uint32_t Scheduler::choose_event() {
 void Scheduler::collect_due() {
   while (!heap_.empty() && heap_.front().at == now_) {
     std::pop_heap(heap_.begin(), heap_.end(), later);
-    ready_.push_back(heap_.back());
+    ready_.push(heap_.back());
     heap_.pop_back();
   }
 }
 
-// Classifies the candidates that became due, and again those kept whose owner's state changed
-// since: at a step where one client acted, a scan of owners and a few classifications, not
-// every candidate again. Every 64 calls the kept ones are classified again and must still run,
-// so a state change that forgot to say so is an invariant failure, not a silently different
-// schedule.
 void Scheduler::filter_ready(EventFilter& filter) {
   filter.take_changes(&changes_);
-  if (changes_.size() > 8) classified_ = 0;  // many changed (a crash, a restart): all again
-  ready_owner_.resize(ready_.size());
-  size_t keep = 0;
-  auto sort_out = [&](size_t i) {
-    const Disposition d = filter.classify(ready_[i]);
-    if (d == Disposition::kRun) {
-      ready_owner_[keep] = filter.owner(ready_[i]);
-      ready_[keep++] = ready_[i];
-    } else if (d == Disposition::kDefer) {
-      filter.defer(ready_[i]);
-    }
-  };
-  if (++verify_countdown_ >= 64) {
-    verify_countdown_ = 0;
-    for (size_t i = 0; i < classified_; ++i) {
-      const bool changed =
-          std::find(changes_.begin(), changes_.end(), ready_owner_[i]) != changes_.end();
-      LOCKSTEP_ASSERT_MSG(changed || filter.classify(ready_[i]) == Disposition::kRun,
-                          "a candidate event stopped being runnable though its owner's state did "
-                          "not change (a change classify() reads is not reported)");
-    }
-  }
-  if (changes_.empty()) {
-    keep = classified_;
-  } else {
-    for (size_t i = 0; i < classified_; ++i) {
-      if (std::find(changes_.begin(), changes_.end(), ready_owner_[i]) != changes_.end()) {
-        sort_out(i);
-      } else {
-        ready_owner_[keep] = ready_owner_[i];
-        ready_[keep++] = ready_[i];
-      }
-    }
-  }
-  for (size_t i = classified_; i < ready_.size(); ++i) sort_out(i);
-  ready_.resize(keep);
-  ready_owner_.resize(keep);
-  classified_ = keep;
+  ready_.filter(filter, changes_);
   changes_.clear();
 }
 
@@ -248,8 +206,6 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
   if (observing_ && strategy_->stopped()) {
     heap_.clear();
     ready_.clear();
-    ready_owner_.clear();
-    classified_ = 0;
     stopped_by_strategy_ = true;
     return false;
   }
@@ -267,10 +223,7 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
     } else if (ready_.size() >= 2) {
       i = choose_event();
     }
-    *out = ready_[i];
-    ready_.erase(ready_.begin() + i);
-    ready_owner_.erase(ready_owner_.begin() + i);
-    --classified_;  // every candidate was classified just now
+    *out = ready_.take(i);
     if (observing_) {
       current_ = info(*out);
       running_ = true;

@@ -27,49 +27,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/event.h"
+#include "sim/ready_queue.h"
 #include "sim/world.h"
 
 namespace lockstep::sim {
-
-enum class EventTag : uint8_t {
-  kResume,       // client: resume the coroutine at address a
-  kTimer,        // client: fire executor timer a
-  kToServer,     // servers: deliver connection a's requests up to message seq b
-  kToClient,     // client: deliver connection a's replies up to message seq b
-  kApply,        // servers: server a applies committed transactions up to zxid b
-  kExpire,       // servers: session a expires if its expiry token is still b
-  kClientTimer,  // client: internal timer of kind a (ClientTimer) with token b
-  kFault,        // world: fault a starts
-  kFaultEnd,     // world: fault a ends (pause, partition, restart, ...)
-  kReap,         // servers: the leader's container/TTL check (ContainerManager)
-};
-
-struct Event {
-  Time at;
-  uint64_t seq = 0;
-  EventTag type = EventTag::kResume;
-  uint32_t client = 0;  // the client process that runs it; 0 = servers / world
-  uint64_t a = 0;
-  uint64_t b = 0;
-};  // 40 bytes: the heap moves these around
-
-enum class Disposition : uint8_t { kRun, kDrop, kDefer };
-
-class EventFilter {
- public:
-  virtual Disposition classify(const Event& e) = 0;
-  virtual void defer(const Event& e) = 0;
-  // Whose state classify() reads for `e`: a client index, or 0 for the servers' own state.
-  virtual uint32_t owner(const Event& e) = 0;
-  // Moves into *owners the owners whose state classify() reads changed since the last call (a
-  // timer cancelled or re-armed, a connection closed, a client paused, partitioned or crashed:
-  // that client; a session's token, hearing or existence: 0). The scheduler classifies again
-  // only their candidates and the ones that became due, not every candidate at every step.
-  virtual void take_changes(std::vector<uint32_t>* owners) = 0;
-
- protected:
-  ~EventFilter() = default;
-};
 
 class Scheduler {
  public:
@@ -114,13 +76,8 @@ class Scheduler {
   Time now_{};
   uint64_t seq_ = 0;
   std::vector<Event> heap_;   // min-heap on (at, seq)
-  std::vector<Event> ready_;  // candidates due at now_, in insertion order
-  // ready_[0, classified_) were classified kRun, and ready_owner_[i] is ready_[i]'s owner,
-  // since when only the owners in changes_ changed.
-  size_t classified_ = 0;
-  std::vector<uint32_t> ready_owner_;
-  std::vector<uint32_t> changes_;
-  uint32_t verify_countdown_ = 0;  // filter_ready re-checks that prefix every 64 calls
+  ReadyQueue ready_;         // candidates due at now_, in insertion order
+  std::vector<uint32_t> changes_;  // scratch for EventFilter::take_changes
   std::vector<Decision> decisions_;
 };
 

@@ -109,10 +109,7 @@ bool World::Impl::step(Time limit) {
   ++events_executed_;
   if (!graveyard_.empty()) bury();
   if (now() >= next_check_) {
-    // Every tick, the next 1,024 sessions (all of them in any run of up to 1,024 clients): a
-    // full sweep per tick made the checks a quarter of a 10,000-client run. Each session is still
-    // checked every ceil(sessions / 1024) ticks, and all of them when a run_* call returns.
-    check_sessions(1024);
+    check_sessions(kSessionChecks);
     next_check_ = now() + opt_.tick;
   }
   return true;
@@ -122,13 +119,13 @@ void World::Impl::run_until(Time t) {
   while (step(t)) {
   }
   if (sched_.now() < t && !log_.stopped()) sched_.advance_to(t);
-  check_sessions();
+  check_sessions(kSessionChecks);
 }
 
 bool World::Impl::run_until_idle(Time limit) {
   while (step(limit)) {
   }
-  check_sessions();
+  check_sessions(kSessionChecks);
   return sched_.idle();
 }
 
