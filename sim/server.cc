@@ -435,10 +435,10 @@ void World::Impl::update_heard_of_client(uint32_t client) {
 //   - every ephemeral node on the leader belongs to a live session.
 namespace {
 // Calls check(key, value) on `budget` entries of `m` after key *cursor (wrapping), or on all of
-// them when budget is 0 or covers the map; *cursor becomes the last key checked.
+// them when budget covers the map; *cursor becomes the last key checked.
 template <class Map, class Check>
 void check_window(const Map& m, size_t budget, uint64_t* cursor, Check check) {
-  if (budget == 0 || budget >= m.size()) {
+  if (budget >= m.size()) {
     for (const auto& [key, value] : m) check(key, value);
     return;
   }
@@ -451,10 +451,10 @@ void check_window(const Map& m, size_t budget, uint64_t* cursor, Check check) {
 }
 }  // namespace
 
-void World::Impl::check_sessions(size_t budget) {
-  check_window(sessions_, budget, &check_cursor_,
+void World::Impl::check_sessions() {
+  check_window(sessions_, kSessionChecks, &check_cursor_,
                [&](uint64_t id, const SessionRec& rec) { check_session(id, rec); });
-  check_window(leader().tree.ephemeral_owners(), budget, &owner_cursor_,
+  check_window(leader().tree.ephemeral_owners(), kSessionChecks, &owner_cursor_,
                [&](uint64_t owner, uint32_t count) {
                  LOCKSTEP_ASSERT_MSG(sessions_.count(owner) != 0,
                                      std::to_string(count) +

@@ -109,7 +109,7 @@ bool World::Impl::step(Time limit) {
   ++events_executed_;
   if (!graveyard_.empty()) bury();
   if (now() >= next_check_) {
-    check_sessions(kSessionChecks);
+    check_sessions();
     next_check_ = now() + opt_.tick;
   }
   return true;
@@ -119,13 +119,13 @@ void World::Impl::run_until(Time t) {
   while (step(t)) {
   }
   if (sched_.now() < t && !log_.stopped()) sched_.advance_to(t);
-  check_sessions(kSessionChecks);
+  check_sessions();
 }
 
 bool World::Impl::run_until_idle(Time limit) {
   while (step(limit)) {
   }
-  check_sessions(kSessionChecks);
+  check_sessions();
   return sched_.idle();
 }
 

@@ -119,13 +119,13 @@ class World::Impl final : public EventFilter {
   // ensemble is re-judged, not only the one it knows the id of (a session the server created
   // while the client was paused is not known to the client yet).
   void update_heard_of_client(uint32_t client);
-  // The session-table invariants (server.cc); aborts on a violation. `budget`: how many sessions
-  // to check, the next ones after the last checked (in id order, wrapping); 0: all of them.
-  // Every tick and at every run_* return the next kSessionChecks are checked: all of them in a
-  // run of up to 1,024 clients, and each session every ceil(sessions / 1024) ticks beyond (a
-  // full sweep each time made the checks a quarter of a 10,000-client run).
+  // The session-table invariants (server.cc); aborts on a violation. Each call checks the next
+  // kSessionChecks sessions after the last checked (in id order, wrapping): every tick and at
+  // every run_* return, so all of them in a run of up to 1,024 clients, and each session every
+  // ceil(sessions / 1024) ticks beyond (a full sweep each time made the checks a quarter of a
+  // 10,000-client run).
   static constexpr size_t kSessionChecks = 1024;
-  void check_sessions(size_t budget = 0);
+  void check_sessions();
   void check_session(uint64_t id, const SessionRec& rec);
   void expire(zk::SessionId id, std::string_view why);
   zk::Zxid commit(Txn txn);
@@ -205,7 +205,7 @@ class World::Impl final : public EventFilter {
   bool reap_scheduled_ = false;  // a kReap event is queued
   Time next_check_{};  // when step() next runs check_sessions() (every tick of virtual time)
   std::vector<uint32_t> changed_;  // owners changed since the scheduler last asked
-  uint64_t check_cursor_ = 0;  // the session check_sessions(budget) checked last
+  uint64_t check_cursor_ = 0;  // the session check_sessions() checked last
   uint64_t owner_cursor_ = 0;  // the ephemeral owner it checked last
 };
 

@@ -58,7 +58,7 @@ bool NameLog::seen(const Entry& e) const {
 void NameLog::remove(uint64_t key, std::string_view name) {
   ++version_;
   // The live entry of `name`: the last of its (key, name) run, since births only grow.
-  auto it = entries_.lower_bound(Entry{key, std::string(name), 0, 0});
+  auto it = entries_.lower_bound(std::pair<uint64_t, std::string_view>{key, name});
   while (it != entries_.end() && it->key == key && it->name == name && it->died != kAlive) ++it;
   LOCKSTEP_ASSERT(it != entries_.end() && it->key == key && it->name == name);
   it->died = version_;

@@ -24,6 +24,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace zk {
@@ -64,6 +65,13 @@ class NameLog : public std::enable_shared_from_this<NameLog> {
       if (a.key != b.key) return a.key < b.key;
       if (int c = a.name.compare(b.name); c != 0) return c < 0;
       return a.born < b.born;
+    }
+    // (key, name) as a probe: before every entry of that name.
+    bool operator()(const Entry& a, const std::pair<uint64_t, std::string_view>& b) const {
+      return a.key != b.first ? a.key < b.first : a.name.compare(b.second) < 0;
+    }
+    bool operator()(const std::pair<uint64_t, std::string_view>& a, const Entry& b) const {
+      return a.first != b.key ? a.first < b.key : b.name.compare(a.second) >= 0;
     }
   };
   using Set = std::set<Entry, Less>;
