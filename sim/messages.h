@@ -15,11 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "sim/ring_queue.h"
 #include "zk/error.h"
+#include "zk/ring_queue.h"
 #include "zk/types.h"
 
 namespace lockstep::sim {
+
+using zk::RingQueue;
 
 enum class Op : uint8_t {
   kCreate,

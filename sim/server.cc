@@ -299,17 +299,21 @@ void World::Impl::apply_at(Server& s, const Txn& txn) {
 // ---- watches ----
 
 void World::Impl::fire(Server& s, const Trigger& t, zk::Zxid zxid) {
-  std::set<uint64_t> who;
+  // The sessions watching, each once, in ascending id order (both tables may name one).
+  std::vector<uint64_t>& who = fired_;
+  who.clear();
   auto take = [&](WatchTable& table) {
     auto it = table.find(t.path);
     if (it == table.end()) return;
-    who.merge(it->second);
+    who.insert(who.end(), it->second.begin(), it->second.end());
     table.erase(it);
   };
   if (t.type != EventType::kChildrenChanged) take(s.data_watches);
   if (t.type == EventType::kChildrenChanged || t.type == EventType::kDeleted) {
     take(s.child_watches);
   }
+  std::sort(who.begin(), who.end());
+  who.erase(std::unique(who.begin(), who.end()), who.end());
   for (uint64_t sid : who) notify(s, sid, t.path, t.type, zxid);
 }
 

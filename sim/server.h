@@ -9,17 +9,41 @@
 // Plain data owned by World::Impl; the logic is in server.cc.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
+#include <vector>
 
 #include "sim/data_tree.h"
 #include "sim/world.h"
 
 namespace lockstep::sim {
 
-using WatchTable = std::map<std::string, std::set<uint64_t>, std::less<>>;  // path -> sessions
+// A small set of ids kept as a sorted vector: iterates in ascending order like std::set, but
+// one allocation for the lot instead of one per id (a watch set usually holds one session, the
+// blocked connections a few; both churn with every request).
+class IdSet {
+ public:
+  bool empty() const { return ids_.empty(); }
+  size_t size() const { return ids_.size(); }
+  size_t count(uint64_t id) const { return std::binary_search(ids_.begin(), ids_.end(), id); }
+  void insert(uint64_t id) {
+    auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
+    if (it == ids_.end() || *it != id) ids_.insert(it, id);
+  }
+  void erase(uint64_t id) {
+    auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
+    if (it != ids_.end() && *it == id) ids_.erase(it);
+  }
+  std::vector<uint64_t>::const_iterator begin() const { return ids_.begin(); }
+  std::vector<uint64_t>::const_iterator end() const { return ids_.end(); }
+
+ private:
+  std::vector<uint64_t> ids_;  // ascending, no repeats
+};
+
+using WatchTable = std::map<std::string, IdSet, std::less<>>;  // path -> sessions
 
 struct Server {
   Server(uint32_t server_id, uint64_t salt) : id(server_id), tree(salt) {}
@@ -34,7 +58,7 @@ struct Server {
   Time apply_last{};           // applies are FIFO: never scheduled before the previous one
   WatchTable data_watches;     // exists (either way) and get_data watches
   WatchTable child_watches;    // get_children watches
-  std::set<uint64_t> blocked;  // connections whose next reply waits for an apply
+  IdSet blocked;               // connections whose next reply waits for an apply
 };
 
 struct SessionRec {

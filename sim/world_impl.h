@@ -199,6 +199,7 @@ class World::Impl final : public EventFilter {
   std::vector<HerdRecord> herd_;
   HerdRecord* herd_record(zk::Zxid zxid);  // by binary search: herd_ is in zxid order
   std::vector<Trigger> triggers_;          // scratch
+  std::vector<uint64_t> fired_;            // scratch for fire(): notify() never fires
   uint64_t requests_total_ = 0;
   Observer* observer_ = nullptr;
   uint64_t events_executed_ = 0;

@@ -15,13 +15,13 @@
 
 #include "zk/invariant.h"
 #include <coroutine>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
 
 #include "zk/error.h"
+#include "zk/ring_queue.h"
 #include "zk/task.h"
 
 namespace zk {
@@ -175,7 +175,7 @@ struct FutureState final : public Waiter {
 
 template <class T>
 struct MailboxState final : public Waiter {
-  std::deque<T> queue;
+  RingQueue<T> queue;
 
   bool ready() const { return !queue.empty(); }
   T take() {

@@ -23,13 +23,13 @@
 // deliver_session_event(); recipes never call those.
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "zk/error.h"
+#include "zk/ring_queue.h"
 #include "zk/types.h"
 #include "zk/wait.h"
 
@@ -45,7 +45,7 @@ struct WatchState final : public Waiter {
   bool armed = false;
   bool dead = false;
   std::optional<WatchEvent> fired;
-  std::deque<WatchEvent> session_events;
+  RingQueue<WatchEvent> session_events;
 
   bool ready() const { return fired.has_value() || !session_events.empty() || !armed || dead; }
   Result<WatchEvent> take() {

@@ -1,9 +1,11 @@
-// lockstep simulator: a FIFO queue over a growable circular buffer.
+// lockstep contract: a FIFO queue over a growable circular buffer.
 //
-// The simulator's message channels and request queues are FIFOs that fill and drain all the
-// time. std::deque frees and allocates a block every few elements of such traffic; RingQueue
+// The simulator's message channels and request queues, and the contract's mailboxes, are FIFOs
+// that fill and drain all the time (or, for a mailbox, are made per lock grant and mostly stay
+// empty). std::deque frees and allocates a block every few elements of such traffic; RingQueue
 // keeps its buffer, so once it has grown to the largest backlog, push_back and pop_front never
-// allocate. Elements are stored in order from front() to back(); indexing and iteration go
+// allocate, and one never pushed to holds no buffer at all (std::deque allocates two blocks as
+// it is made). Elements are stored in order from front() to back(); indexing and iteration go
 // front to back. A moved-from queue is empty and has no buffer.
 //
 // Invariants: capacity is 0 or a power of two; size() <= capacity; the live elements are the
@@ -18,7 +20,7 @@
 
 #include "zk/invariant.h"
 
-namespace lockstep::sim {
+namespace zk {
 
 template <class T>
 class RingQueue {
@@ -131,4 +133,4 @@ class RingQueue {
   size_t size_ = 0;
 };
 
-}  // namespace lockstep::sim
+}  // namespace zk
