@@ -60,22 +60,25 @@ bool valid_path(std::string_view p, bool sequential) {
     p.remove_suffix(1);  // "/a/" + suffix is "/a/0000000000"
     if (p.back() == '/') return false;
   }
-  size_t start = 1;
-  while (start <= p.size()) {
-    size_t end = p.find('/', start);
-    if (end == std::string_view::npos) end = p.size();
-    const std::string_view part = p.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..") return false;
-    for (size_t i = 0; i < part.size();) {
-      const auto b = static_cast<unsigned char>(part[i]);
-      if (b < 0x80) {  // ASCII, the common case: what allowed_code_point says for one byte
-        if (b <= 0x1f || b == 0x7f) return false;
-        ++i;
-        continue;
+  // One pass (every simulated request is checked): each component after a '/' is non-empty,
+  // not "." or "..", and made of characters the server accepts.
+  size_t start = 1;  // where the current component began
+  for (size_t i = 1; i <= p.size();) {
+    if (i == p.size() || p[i] == '/') {
+      const size_t len = i - start;
+      if (len == 0 || (p[start] == '.' && (len == 1 || (len == 2 && p[start + 1] == '.')))) {
+        return false;
       }
-      if (!allowed_code_point(next_code_point(part, &i))) return false;
+      start = ++i;
+      continue;
     }
-    start = end + 1;
+    const auto b = static_cast<unsigned char>(p[i]);
+    if (b < 0x80) {  // ASCII, the common case: what allowed_code_point says for one byte
+      if (b <= 0x1f || b == 0x7f) return false;
+      ++i;
+      continue;
+    }
+    if (!allowed_code_point(next_code_point(p, &i))) return false;
   }
   return true;
 }

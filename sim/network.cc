@@ -74,7 +74,7 @@ void World::Impl::push_delivery(Connection& c, bool up, Time at, uint64_t seq) {
   push(Event{at, 0, up ? EventTag::kToServer : EventTag::kToClient, up ? 0 : c.client, c.id, seq});
 }
 
-void World::Impl::send_up(Connection& c, UpMsg m) {
+void World::Impl::send_up(Connection& c, UpMsg&& m) {
   if (!c.client_open || !c.server_open) return;
   const Time at = std::max(now() + latency(c.client), c.up_last);
   c.up_last = at;
@@ -84,7 +84,7 @@ void World::Impl::send_up(Connection& c, UpMsg m) {
   push_delivery(c, true, at, c.up_seq);
 }
 
-void World::Impl::send_down(Connection& c, DownMsg m) {
+void World::Impl::send_down(Connection& c, DownMsg&& m) {
   if (!c.client_open) return;
   const Time at = std::max(now() + latency(c.client), c.down_last);
   c.down_last = at;

@@ -117,10 +117,16 @@ TEST(TreeTest, TtlNodeIsReapedAfterItsTtl) {
 TEST(TreeTest, PathValidation) {
   World w(quiet());
   Client& c = w.add_client();
-  for (const char* p : {"a", "/a/", "//a", "/a//b", "", "/a/./b", "/.."}) {
+  for (const char* p : {"a", "/a/", "//a", "/a//b", "", "/a/./b", "/..", "/a/.", "/a/..",
+                        "/a\x01", "/a\x7f", "/\xc2\x85",  // a control, DEL, a C1 control
+                        "/a\xc3", "/\xc3/b", "/\xed\xa0\x80", "/\xef\xbf\xb0", "/\xf0\x9f\x98\x80",
+                        "/\xc0\xaf"}) {  // cut short, surrogate, U+FFF0, outside the BMP, overlong
     EXPECT_EQ(await_result(w, c, c.create(p, "", CreateMode::kPersistent))->error,
               Error::kBadArguments)
         << p;
+  }
+  for (const char* p : {"/.a", "/..a", "/...", "/a.", "/\xc3\xa9", "/\xe2\x82\xac"}) {  // é, €
+    EXPECT_TRUE(await_result(w, c, c.create(p, "", CreateMode::kPersistent))->ok()) << p;
   }
   ASSERT_TRUE(await_result(w, c, c.create("/q", "", CreateMode::kPersistent))->ok());
   auto s = await_result(w, c, c.create("/q/", "", CreateMode::kPersistentSequential));

@@ -89,8 +89,8 @@ class World::Impl final : public EventFilter {
   Duration latency(uint32_t client);
   Connection* conn(uint64_t id);
   Connection& open_connection(uint32_t client, uint32_t server);
-  void send_up(Connection& c, UpMsg m);
-  void send_down(Connection& c, DownMsg m);
+  void send_up(Connection& c, UpMsg&& m);
+  void send_down(Connection& c, DownMsg&& m);
   // What becomes of the requests still in flight when the client closes its end.
   enum class InFlight : uint8_t {
     kLost,       // the connection died: they never arrive
