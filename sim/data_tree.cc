@@ -1,6 +1,7 @@
 #include "sim/data_tree.h"
 
 #include <algorithm>
+#include <array>
 
 #include "zk/invariant.h"
 #include "zk/random.h"
@@ -60,24 +61,35 @@ bool valid_path(std::string_view p, bool sequential) {
     p.remove_suffix(1);  // "/a/" + suffix is "/a/0000000000"
     if (p.back() == '/') return false;
   }
-  // One pass (every simulated request is checked): each component after a '/' is non-empty,
-  // not "." or "..", and made of characters the server accepts.
-  size_t start = 1;  // where the current component began
-  for (size_t i = 1; i <= p.size();) {
-    if (i == p.size() || p[i] == '/') {
-      const size_t len = i - start;
-      if (len == 0 || (p[start] == '.' && (len == 1 || (len == 2 && p[start + 1] == '.')))) {
-        return false;
-      }
-      start = ++i;
-      continue;
-    }
+  // One pass (every simulated request is checked), skipping runs of ordinary characters by a
+  // table. p[0] is '/' and p does not end in '/', so each component is the text after a '/':
+  // not empty, not "." or "..", and made of characters the server accepts.
+  static constexpr std::array<uint8_t, 256> kSpecial = [] {
+    std::array<uint8_t, 256> t{};
+    for (int b = 0; b < 256; ++b) t[b] = b < 0x20 || b >= 0x7f || b == '/' || b == '.';
+    return t;
+  }();
+  const size_t n = p.size();
+  for (size_t i = 1; i < n;) {
     const auto b = static_cast<unsigned char>(p[i]);
-    if (b < 0x80) {  // ASCII, the common case: what allowed_code_point says for one byte
-      if (b <= 0x1f || b == 0x7f) return false;
+    if (kSpecial[b] == 0) {
       ++i;
       continue;
     }
+    if (b == '/') {
+      if (p[i - 1] == '/') return false;  // an empty component
+      ++i;
+      continue;
+    }
+    if (b == '.') {
+      if (p[i - 1] == '/') {  // a component starting with '.': "." and ".." are refused
+        const size_t dots = i + 1 < n && p[i + 1] == '.' ? 2 : 1;
+        if (i + dots == n || p[i + dots] == '/') return false;
+      }
+      ++i;
+      continue;
+    }
+    if (b < 0x80) return false;  // a control or DEL: what allowed_code_point says for one byte
     if (!allowed_code_point(next_code_point(p, &i))) return false;
   }
   return true;
