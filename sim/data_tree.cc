@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "zk/invariant.h"
 #include "zk/random.h"
@@ -128,6 +129,21 @@ DataTree::DataTree(uint64_t salt) : salt_(salt) {
   nodes_.emplace("/zookeeper", std::move(system));
   nodes_.emplace("/zookeeper/config", Node{});
   nodes_.emplace("/zookeeper/quota", Node{});
+}
+
+size_t DataTree::Hash::operator()(std::string_view s) const {
+  uint64_t h = s.size() * 0x9e3779b97f4a7c15ull;
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+  }
+  uint64_t tail = 0;
+  for (size_t k = s.size(); k > i; --k) tail = (tail << 8) | static_cast<unsigned char>(s[k - 1]);
+  h = (h ^ tail) * 0x94d049bb133111ebull;
+  return static_cast<size_t>(h ^ (h >> 31));
 }
 
 const Node* DataTree::find(std::string_view path) const {

@@ -106,9 +106,11 @@ class DataTree {
   uint64_t digest() const;
 
  private:
+  // Paths hashed eight bytes at a time (std::hash's byte-wise Murmur was 2% of a simulated
+  // request). Only lookups depend on it: nothing iterates nodes_ in its order.
   struct Hash {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    size_t operator()(std::string_view s) const;
   };
   Node* find_mut(std::string_view path);
   uint64_t child_key(std::string_view name) const;

@@ -97,9 +97,12 @@ void World::Impl::send_down(Connection& c, DownMsg&& m) {
 void World::Impl::deliver_up(uint64_t conn_id, uint64_t seq) {
   Connection* c = conn(conn_id);
   while (c != nullptr && c->server_open && !c->up.empty() && c->up.front().seq <= seq) {
-    UpMsg m = std::move(c->up.front());
-    c->up.pop_front();
+    // Received where it lies (no move of the message): nothing the server does pushes onto
+    // this channel, and a close empties it only as server_receive's last act.
+    UpMsg& m = c->up.front();
+    const uint64_t received = m.seq;
     server_receive(*c, m);
+    if (!c->up.empty() && c->up.front().seq == received) c->up.pop_front();
   }
 }
 
