@@ -120,10 +120,12 @@ std::string_view name_of(std::string_view path) { return path.substr(path.rfind(
 // The server's own /zookeeper subtree exists from the start, outside any transaction.
 DataTree::DataTree(uint64_t salt) : salt_(salt) {
   Node root;
-  root.children.emplace(child_key("zookeeper"), "zookeeper");
+  root.log = std::make_shared<zk::NameLog>();
+  root.log->add(child_key("zookeeper"), "zookeeper");
   root.stat.num_children = 1;
   Node system;
-  for (const char* name : {"config", "quota"}) system.children.emplace(child_key(name), name);
+  system.log = std::make_shared<zk::NameLog>();
+  for (const char* name : {"config", "quota"}) system.log->add(child_key(name), name);
   system.stat.num_children = 2;
   nodes_.emplace("/", std::move(root));
   nodes_.emplace("/zookeeper", std::move(system));
@@ -196,7 +198,7 @@ Error DataTree::prepare_delete(std::string_view path, zk::Version version, Txn* 
   const Node* node = find(path);
   if (node == nullptr) return Error::kNoNode;
   if (version != zk::kAnyVersion && version != node->stat.version) return Error::kBadVersion;
-  if (!node->children.empty()) return Error::kNotEmpty;
+  if (node->child_count() != 0) return Error::kNotEmpty;
   txn->type = TxnType::kDelete;
   txn->path = std::string(path);
   return Error::kOk;
@@ -243,8 +245,8 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
   LOCKSTEP_ASSERT(parent != nullptr);
   const std::string_view name = name_of(txn.path);
   const uint64_t key = child_key(name);
-  parent->children.emplace(key, std::string(name));
-  if (parent->log) parent->log->add(key, name);
+  if (!parent->log) parent->log = std::make_shared<zk::NameLog>();
+  parent->log->add(key, name);
   parent->stat.cversion++;
   parent->stat.pzxid = txn.zxid;
   parent->stat.num_children++;
@@ -269,7 +271,7 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
 void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Trigger>* triggers) {
   auto it = nodes_.find(path);
   LOCKSTEP_ASSERT(it != nodes_.end());
-  LOCKSTEP_ASSERT(it->second.children.empty());  // invariant 1: no node loses its parent
+  LOCKSTEP_ASSERT(it->second.child_count() == 0);  // invariant 1: no node loses its parent
   if (it->second.extended_type.valid()) reapable_.erase(std::string(path));
   if (const zk::SessionId owner = it->second.stat.ephemeral_owner; zk::is_session_owner(owner)) {
     auto e = ephemerals_.find(owner.value);
@@ -282,8 +284,8 @@ void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Tr
   LOCKSTEP_ASSERT(parent != nullptr);
   const std::string_view name = name_of(path);
   const uint64_t key = child_key(name);
-  parent->children.erase(std::make_pair(key, std::string(name)));
-  if (parent->log) parent->log->remove(key, name);
+  LOCKSTEP_ASSERT(parent->log != nullptr);
+  parent->log->remove(key, name);
   parent->stat.cversion++;
   parent->stat.pzxid = zxid;
   parent->stat.num_children--;
@@ -308,10 +310,7 @@ uint32_t DataTree::ephemeral_count(zk::SessionId owner) const {
 }
 
 zk::Names DataTree::children_in_order(const Node& node) const {
-  if (!node.log) {
-    node.log = std::make_shared<zk::NameLog>();
-    for (const auto& [key, name] : node.children) node.log->add(key, name);
-  }
+  if (!node.log) node.log = std::make_shared<zk::NameLog>();  // no child yet
   return node.log->listing();
 }
 

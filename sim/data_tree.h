@@ -10,7 +10,7 @@
 //   2. An ephemeral node has no children; ephemeral_owner is its session.
 //   3. A parent's next sequence counts every child create applied under it (wrapping as a
 //      signed 32-bit int); deletes never move it. cversion counts creates and deletes.
-//   4. stat.num_children == children.size(); data_length == data.size().
+//   4. stat.num_children == child_count(); data_length == data.size().
 //   5. Children iterate in (hash(salt, name), name) order: unsorted, stable between calls.
 //   6. Containers and TTL nodes (Node::extended_type zk::kContainerOwner / zk::ttl_owner) are
 //      persistent: stat.ephemeral_owner 0, children allowed; reapable() lists them.
@@ -49,11 +49,13 @@ struct Node {
   // shows ephemeral_owner 0 for these nodes (DataTree.getClientEphemeralOwner; measured).
   zk::SessionId extended_type;
   int32_t next_sequence = 0;
-  std::set<std::pair<uint64_t, std::string>> children;  // (hash, name)
-  // The children over time, from the first get_children on (DataTree::children_in_order): every
-  // listing is a version of it, made in O(1) and shared by the replies made at that version.
-  // Null for a node never listed. Owned by this node alone (a copied Node would share it).
+  // The children, ordered by (hash, name), each with the versions it lived between: a
+  // get_children listing is a version of it (DataTree::children_in_order), made in O(1) and
+  // shared by the replies made at that version. The only record of the children (a second set
+  // of them cost an allocation and a string per create and per delete). Null until the node has
+  // a child or is listed. Owned by this node alone (a copied Node would share it).
   mutable std::shared_ptr<zk::NameLog> log;
+  size_t child_count() const { return log ? log->size() : 0; }
 };
 
 enum class TxnType : uint8_t { kCreate, kDelete, kSetData, kKillSession };

@@ -565,7 +565,7 @@ std::vector<std::string> subtree(const DataTree& tree, const std::string& path) 
   for (size_t i = 0; i < out.size(); ++i) {
     const Node* n = tree.find(out[i]);
     const std::string base = out[i] == "/" ? "" : out[i];
-    for (const auto& [hash, name] : n->children) out.push_back(base + "/" + name);
+    for (const std::string& name : tree.children_in_order(*n)) out.push_back(base + "/" + name);
   }
   return out;
 }
@@ -638,7 +638,7 @@ void World::Impl::reap() {
     for (const std::string& path : tree.reapable()) {
       const Node* n = tree.find(path);
       LOCKSTEP_ASSERT(n != nullptr);
-      if (!n->children.empty()) continue;
+      if (n->child_count() != 0) continue;
       const zk::SessionId owner = n->extended_type;
       if (owner == zk::kContainerOwner) {
         if (n->stat.cversion > 0) victims.push_back(path);
