@@ -359,7 +359,9 @@ void ClientImpl::register_watch(Pending& p, Error err) {
     reg = p.req.op == Op::kGetChildren ? &child_watches_ : &data_watches_;
   }
   if (reg == nullptr) return;
-  (*reg)[p.watch.path()].push_back(p.watch);
+  auto it = reg->find(p.watch.path());
+  if (it == reg->end()) it = reg->emplace(p.watch.path(), std::vector<zk::Watch>{}).first;
+  it->second.push_back(p.watch);
   p.watch.set_armed(true);
 }
 
@@ -568,9 +570,9 @@ void ClientImpl::learn_expired(std::string_view why) {
 
 WatchList ClientImpl::watch_list() const {
   WatchList l;
-  for (const auto& [path, ws] : data_watches_) l.data.push_back(path);
-  for (const auto& [path, ws] : exist_watches_) l.exist.push_back(path);
-  for (const auto& [path, ws] : child_watches_) l.child.push_back(path);
+  for (const auto& [path, ws] : data_watches_) l.data.emplace_back(path);
+  for (const auto& [path, ws] : exist_watches_) l.exist.emplace_back(path);
+  for (const auto& [path, ws] : child_watches_) l.child.emplace_back(path);
   return l;
 }
 

@@ -133,7 +133,10 @@ class ClientImpl final : public Client, public zk::Executor {
     AnyPromise promise;
     zk::Watch watch;  // valid when a watch was requested
   };
-  using Registry = std::map<std::string, std::vector<zk::Watch>, std::less<>>;
+  // Path -> the watches registered on it. A key views the path held by its entry's first
+  // watch (every watch on a path shares it), which lives as long as the entry: no string is
+  // copied per registration.
+  using Registry = std::map<std::string_view, std::vector<zk::Watch>, std::less<>>;
   struct Delay {
     Time until;
     Duration extra;
