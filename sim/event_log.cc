@@ -21,11 +21,18 @@ uint64_t mix_bytes(uint64_t h, std::string_view s) {
     std::memcpy(&w, s.data() + i, 8);
     h = mix64(h, w);
   }
-  // The last 0..7 bytes as a little-endian word, byte by byte (a memcpy of a length not known
-  // at compile time is a call into libc, made for every event).
+  // The last 0..7 bytes as a little-endian word (zero above them): the top of the word that
+  // ends the string when it is 8 bytes or longer, else byte by byte (a memcpy of a length not
+  // known at compile time is a call into libc, made for every event).
   uint64_t tail = 0;
-  for (size_t k = s.size(); k > i; --k) {
-    tail = (tail << 8) | static_cast<unsigned char>(s[k - 1]);
+  const size_t rest = s.size() - i;
+  if (rest > 0 && s.size() >= 8) {
+    std::memcpy(&tail, s.data() + s.size() - 8, 8);
+    tail >>= 8 * (8 - rest);
+  } else {
+    for (size_t k = s.size(); k > i; --k) {
+      tail = (tail << 8) | static_cast<unsigned char>(s[k - 1]);
+    }
   }
   return mix64(h, tail ^ (static_cast<uint64_t>(s.size()) << 56));
 }
