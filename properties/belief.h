@@ -44,8 +44,9 @@ struct Belief {
 };
 
 // Replays beliefs event by event, per holder (history order). The holders are few (a run's
-// clients times their callers), and every event looks one up, so they live in a vector ordered
-// by holder rather than in a tree: the same order, without a node per holder to chase.
+// clients times their callers) and every grant, release and loss looks its holder up, so they
+// live in a vector ordered by holder rather than in a tree: the same order, without a node per
+// holder to chase.
 class BeliefTracker {
  public:
   using Entry = std::pair<Holder, Belief>;
@@ -66,17 +67,23 @@ class BeliefTracker {
       }
       return;
     }
+    // Of a holder's own events only its grants, releases and losses move its belief.
+    const bool grant = e.op == Op::kAcquire && e.type == Type::kOk;
+    if (!grant && e.op != Op::kRelease && e.op != Op::kLost) return;
     const Holder h = holder_of(e);
     const size_t i = position(h);
     if (i == beliefs_.size() || beliefs_[i].first != h) {
+      if (!grant) return;  // a holder that never held believes nothing to change
       beliefs_.insert(beliefs_.begin() + static_cast<ptrdiff_t>(i), Entry{h, Belief{}});
     }
     apply_to(beliefs_[i].second, e);
   }
 
-  // Every holder seen so far, in holder order; each holder's belief (holds false once it ended).
+  // Every holder granted so far, in holder order; each holder's belief (holds false once it
+  // ended).
   const std::vector<Entry>& beliefs() const { return beliefs_; }
-  // REQUIRES for the pointer: no apply() since (a new holder moves the others).
+  // nullptr for a holder never granted. REQUIRES for the pointer: no apply() since (a new
+  // holder moves the others).
   const Belief* of(Holder h) const {
     const size_t i = position(h);
     return i == beliefs_.size() || beliefs_[i].first != h ? nullptr : &beliefs_[i].second;
@@ -84,10 +91,12 @@ class BeliefTracker {
   const Belief* of(const Event& e) const { return of(holder_of(e)); }
 
  private:
+  static uint64_t key(Holder h) { return uint64_t{h.first} << 32 | h.second; }
   // The index of the first entry whose holder is not before `h`.
   size_t position(Holder h) const {
-    const auto it = std::lower_bound(beliefs_.begin(), beliefs_.end(), h,
-                                     [](const Entry& x, const Holder& y) { return x.first < y; });
+    const auto it = std::lower_bound(
+        beliefs_.begin(), beliefs_.end(), key(h),
+        [](const Entry& x, uint64_t k) { return key(x.first) < k; });
     return static_cast<size_t>(it - beliefs_.begin());
   }
 

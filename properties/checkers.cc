@@ -1044,6 +1044,7 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
     uint32_t client = 0;
     Role role = Role::kExclusive;
     bool sequential = false;  // its name ends in a sequence suffix
+    size_t dir_size = 0;      // its path's parent_dir() is the path's first dir_size characters
   };
   std::map<std::string, Live> live;
   std::map<uint32_t, Role> acquiring;    // client -> role of its open acquire
@@ -1064,10 +1065,11 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
       const Event& g = h[grant];
       auto self = live.find(g.text);
       if (self == live.end() || !self->second.sequential) continue;
-      const std::string_view dir = parent_dir(g.text);
+      const std::string_view dir = std::string_view(g.text).substr(0, self->second.dir_size);
       std::vector<std::pair<zk::Zxid, const std::string*>> before;  // earlier live siblings
       for (const auto& [path, n] : live) {
-        if (n.client == 0 || !n.sequential || path == g.text || parent_dir(path) != dir) {
+        if (n.client == 0 || !n.sequential || path == g.text ||
+            std::string_view(path).substr(0, n.dir_size) != dir) {
           continue;
         }
         if (n.czxid >= self->second.czxid) continue;
@@ -1119,6 +1121,7 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
       l.czxid = n.zxid;
       l.client = n.client;
       l.sequential = sequence_of(n.path).has_value();
+      l.dir_size = parent_dir(n.path).size();
       auto role = acquiring.find(n.client);
       if (role != acquiring.end()) {
         l.role = role->second;

@@ -1,8 +1,8 @@
 #include "recipes/lock_base.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
+#include <string>
+#include <string_view>
 #include <utility>
 
 namespace lockstep::recipes {
@@ -41,11 +41,17 @@ std::string LockBase::node_data() const { return options_.client_name; }
 
 std::string LockBase::attempt_tag() {
   const uint64_t r = session_.context().random_below(uint64_t{1} << 32);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%" PRIu64 "x%08" PRIx64, ++attempt_counter_, r);
-  const std::string& client =
-      options_.client_name.empty() ? std::string("anon") : options_.client_name;
-  return "_c_" + client + "-" + buf + "-";
+  // Every attempt makes one, so it is written by hand rather than through snprintf: the
+  // counter in decimal, then r as eight lower-case hex digits.
+  static constexpr char kHex[] = "0123456789abcdef";
+  char random[8];
+  for (int i = 7, shift = 0; i >= 0; --i, shift += 4) random[i] = kHex[(r >> shift) & 0xf];
+  const std::string_view client =
+      options_.client_name.empty() ? std::string_view("anon") : options_.client_name;
+  std::string out = "_c_";
+  out.append(client).append("-").append(std::to_string(++attempt_counter_));
+  out.append("x").append(random, sizeof random).append("-");
+  return out;
 }
 
 bool LockBase::session_dead() const {
