@@ -14,10 +14,11 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "properties/history.h"
 
@@ -42,35 +43,63 @@ struct Belief {
   std::optional<uint64_t> noticed;  // the session-dead notice received while holding
 };
 
-// Replays beliefs event by event, per holder (history order).
+// Replays beliefs event by event, per holder (history order). The holders are few (a run's
+// clients times their callers) and every grant, release and loss looks its holder up, so they
+// live in a vector ordered by holder rather than in a tree: the same order, without a node per
+// holder to chase.
 class BeliefTracker {
  public:
+  using Entry = std::pair<Holder, Belief>;
+
   // True when `e` is a fresh grant: an `ok acquire` of a holder that does not hold yet (ask
   // before apply()).
   bool is_fresh_grant(const Event& e) const {
     if (e.op != Op::kAcquire || e.type != Type::kOk) return false;
-    auto it = beliefs_.find(holder_of(e));
-    return it == beliefs_.end() || !it->second.holds;
+    const Belief* b = of(e);
+    return b == nullptr || !b->holds;
   }
 
   void apply(const Event& e) {
     if (client_wide(e.op)) {
-      for (auto& [h, b] : beliefs_) {
-        if (h.first == e.client) apply_to(b, e);
+      for (size_t i = position({e.client, 0});
+           i < beliefs_.size() && beliefs_[i].first.first == e.client; ++i) {
+        apply_to(beliefs_[i].second, e);
       }
       return;
     }
-    apply_to(beliefs_[holder_of(e)], e);
+    // Of a holder's own events only its grants, releases and losses move its belief.
+    const bool grant = e.op == Op::kAcquire && e.type == Type::kOk;
+    if (!grant && e.op != Op::kRelease && e.op != Op::kLost) return;
+    const Holder h = holder_of(e);
+    const size_t i = position(h);
+    if (i == beliefs_.size() || beliefs_[i].first != h) {
+      if (!grant) return;  // a holder that never held believes nothing to change
+      beliefs_.insert(beliefs_.begin() + static_cast<ptrdiff_t>(i), Entry{h, Belief{}});
+    }
+    apply_to(beliefs_[i].second, e);
   }
 
-  const std::map<Holder, Belief>& beliefs() const { return beliefs_; }
+  // Every holder granted so far, in holder order; each holder's belief (holds false once it
+  // ended).
+  const std::vector<Entry>& beliefs() const { return beliefs_; }
+  // nullptr for a holder never granted. REQUIRES for the pointer: no apply() since (a new
+  // holder moves the others).
   const Belief* of(Holder h) const {
-    auto it = beliefs_.find(h);
-    return it == beliefs_.end() ? nullptr : &it->second;
+    const size_t i = position(h);
+    return i == beliefs_.size() || beliefs_[i].first != h ? nullptr : &beliefs_[i].second;
   }
   const Belief* of(const Event& e) const { return of(holder_of(e)); }
 
  private:
+  static uint64_t key(Holder h) { return uint64_t{h.first} << 32 | h.second; }
+  // The index of the first entry whose holder is not before `h`.
+  size_t position(Holder h) const {
+    const auto it = std::lower_bound(
+        beliefs_.begin(), beliefs_.end(), key(h),
+        [](const Entry& x, uint64_t k) { return key(x.first) < k; });
+    return static_cast<size_t>(it - beliefs_.begin());
+  }
+
   static void apply_to(Belief& b, const Event& e) {
     switch (e.op) {
       case Op::kAcquire:
@@ -100,7 +129,7 @@ class BeliefTracker {
     }
   }
 
-  std::map<Holder, Belief> beliefs_;
+  std::vector<Entry> beliefs_;  // ordered by holder, each once
 };
 
 }  // namespace lockstep::properties

@@ -628,11 +628,12 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
   }
   // 2. Every client that is still a waiter at the end is blocked.
   const std::map<uint32_t, Status> status = final_status(h);
-  const SessionMap sessions(h);
+  std::optional<SessionMap> sessions;  // only to describe a blocked client
   std::string msg;
   std::vector<uint64_t> ev;
   for (const auto& [client, st] : status) {
     if (st != Status::kRunning) continue;
+    if (!sessions) sessions.emplace(h);
     std::string what;
     for (const auto& [holder, index] : pending) {
       if (holder.first != client) continue;
@@ -643,10 +644,10 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
       ev.push_back(inv.index);
     }
     if (what.empty()) what = "never finished its rounds";
-    auto cur = sessions.current.find(client);
+    auto cur = sessions->current.find(client);
     std::string own;
     for (const NodeSnapshot& n : tree.nodes) {
-      if (cur != sessions.current.end() && n.owner.value == cur->second) {
+      if (cur != sessions->current.end() && n.owner.value == cur->second) {
         own += (own.empty() ? "" : ", ") + n.path;
       }
     }
@@ -672,6 +673,9 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
 
 Verdict check_no_orphans(const History& h, const TreeSnapshot& tree) {
   const Property p = Property::kNoOrphans;
+  // Only a node a live session owns can be an orphan: without one there is nothing to judge.
+  const auto live_owner = [](const NodeSnapshot& n) { return n.owner.valid() && n.owner_alive; };
+  if (std::none_of(tree.nodes.begin(), tree.nodes.end(), live_owner)) return Verdict::pass(p);
   const std::map<uint32_t, Status> status = final_status(h);
   const SessionMap sessions(h);
   // A client still waiting in acquire (in any of its callers) knows about its own node.
@@ -685,7 +689,7 @@ Verdict check_no_orphans(const History& h, const TreeSnapshot& tree) {
   }
   std::string msg;
   for (const NodeSnapshot& n : tree.nodes) {
-    if (!n.owner.valid() || !n.owner_alive) continue;
+    if (!live_owner(n)) continue;
     auto own = sessions.owner.find(n.owner.value);
     if (own != sessions.owner.end()) {
       const uint32_t c = own->second;
@@ -874,13 +878,18 @@ std::vector<AcquireSpan> acquire_spans(const History& h) {
       }
     }
   }
-  for (size_t i = 0; i < out.size(); ++i) {
-    const uint32_t client = h[out[i].invoke].client;
-    const uint64_t end_i = out[i].done ? *out[i].done : h.size();
-    for (size_t j = 0; j < out.size(); ++j) {
-      if (j == i || h[out[j].invoke].client != client) continue;
-      const uint64_t end_j = out[j].done ? *out[j].done : h.size();
-      if (out[j].invoke < end_i && out[i].invoke < end_j) ++out[i].overlapping;
+  // Overlap is symmetric, and each client's spans are in invocation order, each ending after it
+  // starts: a later span overlaps an earlier one exactly when it starts before that one ends.
+  std::map<uint32_t, std::vector<size_t>> by_client;
+  for (size_t i = 0; i < out.size(); ++i) by_client[h[out[i].invoke].client].push_back(i);
+  for (const auto& [client, spans] : by_client) {
+    for (size_t x = 0; x < spans.size(); ++x) {
+      AcquireSpan& a = out[spans[x]];
+      const uint64_t end = a.done ? *a.done : h.size();
+      for (size_t y = x + 1; y < spans.size() && out[spans[y]].invoke < end; ++y) {
+        ++a.overlapping;
+        ++out[spans[y]].overlapping;
+      }
     }
   }
   return out;
@@ -891,44 +900,73 @@ bool inside(const AcquireSpan& a, uint64_t position) {
   return position > a.invoke && (!a.done || position <= *a.done);
 }
 
+// The elements of `items`, ordered by `position_of` (never decreasing), whose positions are
+// inside the span: [first, last).
+template <class T, class Position>
+std::pair<typename std::vector<T>::const_iterator, typename std::vector<T>::const_iterator>
+inside_range(const std::vector<T>& items, const AcquireSpan& a, Position position_of) {
+  const auto first = std::partition_point(items.begin(), items.end(), [&](const T& x) {
+    return position_of(x) <= a.invoke;
+  });
+  const auto last = !a.done ? items.end() : std::partition_point(first, items.end(), [&](const T& x) {
+    return position_of(x) <= *a.done;
+  });
+  return {first, last};
+}
+
+uint64_t position_itself(uint64_t position) { return position; }
+
 }  // namespace
 
 Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_repeats) {
   const Property p = Property::kBoundedLoad;
   if (!v.observed) return Verdict::pass(p);
-  std::map<uint32_t, std::vector<const ServerView::Activity*>> by_client;
-  for (const ServerView::Activity& a : v.activity) by_client[a.client].push_back(&a);
+  using Activity = ServerView::Activity;
+  std::map<uint32_t, std::vector<const Activity*>> by_client;
+  for (const Activity& a : v.activity) by_client[a.client].push_back(&a);
+  const auto activity_position = [](const Activity* a) { return a->position; };
   // Node changes under the lock are stimuli for every client.
   std::vector<uint64_t> changes;
+  changes.reserve(v.nodes.size());
   for (const ServerView::NodeChange& n : v.nodes) changes.push_back(n.position);
+  std::sort(changes.begin(), changes.end());
+  // So are the session events and the faults that hit a client (a cancellation starts its
+  // cleanup): each client's, by history index.
+  std::map<uint32_t, std::vector<uint64_t>> hits;
+  for (const Event& e : h.events()) {
+    if (e.op == Op::kSession || e.op == Op::kFault) hits[e.client].push_back(e.index);
+  }
+  std::vector<std::pair<std::string_view, uint32_t>> sent;  // request -> times sent in the span
   for (const AcquireSpan& a : acquire_spans(h)) {
     const Event& inv = h[a.invoke];
-    // Stimuli inside the span, as positions; a session event at index i counts from i + 1.
-    std::vector<uint64_t> stimuli;
-    for (uint64_t pos : changes) {
-      if (inside(a, pos)) stimuli.push_back(pos);
+    // Stimuli inside the span, as positions: node changes; the client's session events and the
+    // faults that hit it, an event at index i counting from i + 1; its activity other than
+    // requests. Each source is in position order, so the stimuli at or before each request
+    // (in order) are counted by advancing through the three.
+    auto [changed, changes_end] = inside_range(changes, a, position_itself);
+    std::vector<uint64_t>::const_iterator hit{}, hits_end{};  // none when the client has none
+    if (auto mine = hits.find(inv.client); mine != hits.end()) {
+      hit = std::upper_bound(mine->second.cbegin(), mine->second.cend(), a.invoke);
+      hits_end = std::lower_bound(hit, mine->second.cend(), a.done ? *a.done : h.size());
     }
-    // So are the faults that hit the client (a cancellation starts its cleanup).
-    const uint64_t end = a.done ? *a.done : h.size();
-    for (uint64_t i = a.invoke + 1; i < end; ++i) {
-      if (h[i].client == inv.client && (h[i].op == Op::kSession || h[i].op == Op::kFault)) {
-        stimuli.push_back(i + 1);
-      }
-    }
-    for (const ServerView::Activity* act : by_client[inv.client]) {
-      if (inside(a, act->position) && act->kind != ServerView::Activity::Kind::kRequest) {
-        stimuli.push_back(act->position);
-      }
-    }
-    std::sort(stimuli.begin(), stimuli.end());
+    const auto [first, last] = inside_range(by_client[inv.client], a, activity_position);
+    auto other = first;  // the next activity to count if it is not a request
     // A reaction may come late (a waiter handles queued session events one by one), so the
     // budget of a request grows with every stimulus since the acquire began.
-    std::map<std::string_view, uint32_t> sent;
+    sent.clear();
     size_t seen = 0;  // stimuli at or before the current request
-    for (const ServerView::Activity* act : by_client[inv.client]) {
-      if (!inside(a, act->position) || act->kind != ServerView::Activity::Kind::kRequest) continue;
-      while (seen < stimuli.size() && stimuli[seen] <= act->position) ++seen;
-      const uint32_t count = ++sent[act->request];
+    for (auto it = first; it != last; ++it) {
+      const Activity* act = *it;
+      if (act->kind != Activity::Kind::kRequest) continue;
+      for (; changed != changes_end && *changed <= act->position; ++changed) ++seen;
+      for (; hit != hits_end && *hit + 1 <= act->position; ++hit) ++seen;
+      for (; other != last && (*other)->position <= act->position; ++other) {
+        seen += (*other)->kind != Activity::Kind::kRequest ? 1 : 0;
+      }
+      auto s = std::find_if(sent.begin(), sent.end(),
+                            [&](const auto& r) { return r.first == act->request; });
+      if (s == sent.end()) s = sent.insert(s, {act->request, 0});
+      const uint32_t count = ++s->second;
       const uint64_t budget = uint64_t{max_repeats} * (1 + seen) * (1 + a.overlapping);
       if (count <= budget) continue;
       std::vector<uint64_t> ev{inv.index};
@@ -953,19 +991,27 @@ Verdict check_progress(const History& h, const ServerView& v, zk::Time heal_at,
                        uint32_t nodes_per_acquire) {
   const Property p = Property::kProgress;
   if (!v.observed) return Verdict::pass(p);
+  // Each client's lock-node creations on the leader, by position.
+  std::map<uint32_t, std::vector<uint64_t>> created_at;
+  for (const ServerView::NodeChange& n : v.nodes) {
+    if (n.server == 1 && n.created) created_at[n.client].push_back(n.position);
+  }
+  for (auto& [client, positions] : created_at) std::sort(positions.begin(), positions.end());
   for (const AcquireSpan& a : acquire_spans(h)) {
     const Event& inv = h[a.invoke];
     if (inv.at < heal_at || a.disturbed) continue;
-    uint32_t created = 0;
+    auto mine = created_at.find(inv.client);
+    if (mine == created_at.end()) continue;
+    const auto [first, last] = inside_range(mine->second, a, position_itself);
+    const auto created = static_cast<uint64_t>(last - first);
+    if (created <= uint64_t{nodes_per_acquire} * (1 + a.overlapping)) continue;
     std::string paths;
     for (const ServerView::NodeChange& n : v.nodes) {
       if (n.server != 1 || !n.created || n.client != inv.client || !inside(a, n.position)) {
         continue;
       }
-      ++created;
       paths += (paths.empty() ? "" : ", ") + n.path + " (zxid " + std::to_string(n.zxid.value) + ")";
     }
-    if (created <= nodes_per_acquire * (1 + a.overlapping)) continue;
     std::vector<uint64_t> ev{inv.index};
     if (a.done) ev.push_back(*a.done);
     return violation(p,
@@ -997,6 +1043,8 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
     zk::Zxid czxid;
     uint32_t client = 0;
     Role role = Role::kExclusive;
+    bool sequential = false;  // its name ends in a sequence suffix
+    size_t dir_size = 0;      // its path's parent_dir() is the path's first dir_size characters
   };
   std::map<std::string, Live> live;
   std::map<uint32_t, Role> acquiring;    // client -> role of its open acquire
@@ -1009,17 +1057,19 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
   BeliefTracker tracker;
   size_t next_change = 0;
 
-  // Is every live granted node in a granting position? `when` says at what point of the run.
-  auto judge = [&](const std::string& when) -> std::optional<Verdict> {
+  // Is every live granted node in a granting position? `when()` says at what point of the run
+  // (asked only for a violation's message).
+  auto judge = [&](const auto& when) -> std::optional<Verdict> {
     for (const auto& [holder, grant_positions] : granted) {
       const auto [grant, positions] = grant_positions;
       const Event& g = h[grant];
       auto self = live.find(g.text);
-      if (self == live.end() || !sequence_of(g.text)) continue;
-      const std::string_view dir = parent_dir(g.text);
+      if (self == live.end() || !self->second.sequential) continue;
+      const std::string_view dir = std::string_view(g.text).substr(0, self->second.dir_size);
       std::vector<std::pair<zk::Zxid, const std::string*>> before;  // earlier live siblings
       for (const auto& [path, n] : live) {
-        if (n.client == 0 || path == g.text || parent_dir(path) != dir || !sequence_of(path)) {
+        if (n.client == 0 || !n.sequential || path == g.text ||
+            std::string_view(path).substr(0, n.dir_size) != dir) {
           continue;
         }
         if (n.czxid >= self->second.czxid) continue;
@@ -1047,7 +1097,7 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
           p,
           holder_name(holder) + " holds the grant of " + at_ref(g) + " on " + g.text +
               " (created at zxid " + std::to_string(self->second.czxid.value) + ", still live) " +
-              when + ", but the server's queue has " + std::to_string(before.size()) +
+              when() + ", but the server's queue has " + std::to_string(before.size()) +
               " live node(s) ahead of it that " +
               (kind == recipes::Kind::kReadWrite && g.role == Role::kRead
                    ? "a reader must wait for"
@@ -1070,6 +1120,8 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
       Live l;
       l.czxid = n.zxid;
       l.client = n.client;
+      l.sequential = sequence_of(n.path).has_value();
+      l.dir_size = parent_dir(n.path).size();
       auto role = acquiring.find(n.client);
       if (role != acquiring.end()) {
         l.role = role->second;
@@ -1081,9 +1133,11 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
     }
     if (changed) {
       const ServerView::NodeChange& last = v.nodes[next_change - 1];
-      const std::string when = "when zxid " + std::to_string(last.zxid.value) + " (" + last.path +
-                               " created) was applied" +
-                               (pos < h.size() ? ", before " + at_ref(h[pos]) : std::string());
+      const auto when = [&] {
+        return "when zxid " + std::to_string(last.zxid.value) + " (" + last.path +
+               " created) was applied" +
+               (pos < h.size() ? ", before " + at_ref(h[pos]) : std::string());
+      };
       if (std::optional<Verdict> bad = judge(when)) return *bad;
     }
     if (pos == h.size()) break;
@@ -1108,9 +1162,8 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
         positions = capacity.max_during(inv != invoked.end() ? h[inv->second].at : e.at, e.at);
       }
       granted[holder_of(e)] = {e.index, positions};
-      if (std::optional<Verdict> bad = judge("at " + holder_name(e) + "'s grant")) {
-        return *bad;
-      }
+      const auto when = [&] { return "at " + holder_name(e) + "'s grant"; };
+      if (std::optional<Verdict> bad = judge(when)) return *bad;
     }
   }
   return Verdict::pass(p);

@@ -73,7 +73,9 @@ struct HerdSample {
 
 // What the server did and what each client sent, as the simulator observed it (sim::Observer),
 // placed in the history: an entry's `position` is the number of history events recorded before
-// it happened, so it came after event position-1 and before event `position`. Only the
+// it happened, so it came after event position-1 and before event `position`. Each list is
+// recorded as it happens, so positions never decrease along `nodes` nor along `activity`
+// (check_server_exclusion, check_reported_state and check_bounded_load rely on it). Only the
 // simulator fills it (`observed`); a backend that cannot see the server leaves it empty and the
 // properties that need it are not judged.
 struct ServerView {

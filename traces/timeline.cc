@@ -431,11 +431,10 @@ class Builder {
   LaneState state_of(uint32_t c, uint32_t* depth) const {
     *depth = 0;
     bool holds = false;
-    const auto& beliefs = tracker_.beliefs();
-    for (auto it = beliefs.lower_bound({c, 0}); it != beliefs.end() && it->first.first == c; ++it) {
-      if (!it->second.holds) continue;
+    for (const auto& [holder, belief] : tracker_.beliefs()) {
+      if (holder.first != c || !belief.holds) continue;
       holds = true;
-      *depth = std::max(*depth, it->second.depth);
+      *depth = std::max(*depth, belief.depth);
     }
     if (holds) {
       return expired_.count(holding_session_[c]) != 0 ? LaneState::kExpiredBelief
