@@ -24,11 +24,12 @@
 // Owned by World::Impl. Coroutines resume only from run().
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <coroutine>
 #include <map>
 #include <string>
-#include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -79,7 +80,7 @@ class ClientImpl final : public Client, public zk::Executor {
   void schedule(std::coroutine_handle<> h, const zk::TaskContext* task) override;
   zk::TimerId start_timer(Time at, zk::TimerCallback* cb) override;
   void cancel_timer(zk::TimerId id) override {
-    timers_.erase(id);
+    if (auto it = find_timer(id); it != timers_.end()) timers_.erase(it);
     w_.dispositions_changed(index_);
   }
 
@@ -171,7 +172,15 @@ class ClientImpl final : public Client, public zk::Executor {
   World::Impl& w_;
   uint32_t index_;
   ClientOptions opt_;
-  std::unordered_map<zk::TimerId, zk::TimerCallback*> timers_;  // lookups only
+  // Live timers in id order (ids only grow, so a new one goes at the end): a client has a few
+  // at a time, and a vector costs no allocation per timer.
+  using Timers = std::vector<std::pair<zk::TimerId, zk::TimerCallback*>>;
+  Timers timers_;
+  Timers::iterator find_timer(zk::TimerId id) {
+    auto it = std::lower_bound(timers_.begin(), timers_.end(), id,
+                               [](const auto& t, zk::TimerId key) { return t.first < key; });
+    return it != timers_.end() && it->first == id ? it : timers_.end();
+  }
   zk::TimerId next_timer_ = 0;
   uint64_t queued_resumes_ = 0;
   std::vector<Event> deferred_;

@@ -1,5 +1,6 @@
 #include "zk/context.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "zk/invariant.h"
@@ -11,18 +12,33 @@ namespace detail {
 // then, so a cancelled sleeper leaves nothing dangling.
 class SleepTimer final : public TimerCallback {
  public:
-  SleepTimer(std::map<uint64_t, std::unique_ptr<SleepTimer>>* owner, uint64_t key)
-      : owner_(owner), key_(key) {}
+  using Owner = std::vector<std::unique_ptr<SleepTimer>>;  // in key order
+  SleepTimer(Owner* owner, uint64_t key) : owner_(owner), key_(key) {}
+  uint64_t key() const { return key_; }
   Promise<Status> promise;
   void on_timer() override {
     promise.fulfil(Status{});
-    owner_->erase(key_);  // destroys *this: nothing may follow
+    auto it = std::lower_bound(
+        owner_->begin(), owner_->end(), key_,
+        [](const std::unique_ptr<SleepTimer>& t, uint64_t key) { return t->key() < key; });
+    LOCKSTEP_ASSERT(it != owner_->end() && it->get() == this);
+    owner_->erase(it);  // destroys *this: nothing may follow
   }
 
  private:
-  std::map<uint64_t, std::unique_ptr<SleepTimer>>* owner_;
+  Owner* owner_;
   uint64_t key_;
 };
+
+// The unfinished root with task id `id`, in `roots` (id order).
+std::vector<std::shared_ptr<RootState>>::iterator find_root(
+    std::vector<std::shared_ptr<RootState>>& roots, uint32_t id) {
+  auto it = std::lower_bound(
+      roots.begin(), roots.end(), id,
+      [](const std::shared_ptr<RootState>& r, uint32_t key) { return r->ctx.id < key; });
+  LOCKSTEP_ASSERT(it != roots.end() && (*it)->ctx.id == id);
+  return it;
+}
 
 }  // namespace detail
 
@@ -31,7 +47,7 @@ Context::Context(Executor& executor, uint64_t seed) : executor_(executor), rng_(
 Context::~Context() {
   // Destroy unfinished roots; their awaiters detach from any pending state.
   auto roots = std::move(roots_);
-  for (auto& [id, root] : roots) {
+  for (auto& root : roots) {
     if (!root->done && root->frame) {
       root->done = true;
       root->frame.destroy();
@@ -47,7 +63,7 @@ Future<Status> Context::sleep_until(Time t) {
   auto timer = std::make_unique<detail::SleepTimer>(&sleeps_, key);
   Future<Status> f = timer->promise.future();
   detail::SleepTimer* raw = timer.get();
-  sleeps_.emplace(key, std::move(timer));
+  sleeps_.push_back(std::move(timer));
   executor_.start_timer(t, raw);
   return f;
 }
@@ -64,7 +80,7 @@ TaskHandle Context::spawn(Task<void> task, std::string name) {
   h.promise().on_root_done = &Context::root_done;
   h.promise().on_root_done_arg = root.get();
   root->frame = h;
-  roots_.emplace(root->ctx.id, root);
+  roots_.push_back(root);
   executor_.schedule(h, &root->ctx);
   return TaskHandle(root);
 }
@@ -72,11 +88,12 @@ TaskHandle Context::spawn(Task<void> task, std::string name) {
 void Context::root_done(void* arg) {
   auto* root = static_cast<detail::RootState*>(arg);
   Context* self = root->owner;
-  auto keep = self->roots_.at(root->ctx.id);  // keep the state alive past the erase
-  self->roots_.erase(root->ctx.id);
+  auto it = detail::find_root(self->roots_, root->ctx.id);
+  auto keep = std::move(*it);  // keeps the state alive past the erase
+  self->roots_.erase(it);
   keep->done = true;
   std::coroutine_handle<> frame = std::exchange(keep->frame, {});
-  keep->joiners.post(Status{});
+  if (keep->joiners) keep->joiners->post(Status{});
   frame.destroy();  // legal: the coroutine is suspended at its final suspend point
 }
 

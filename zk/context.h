@@ -11,9 +11,10 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "zk/error.h"
 #include "zk/random.h"
@@ -31,7 +32,9 @@ struct RootState {
   std::coroutine_handle<> frame;
   bool done = false;
   Context* owner = nullptr;
-  Mailbox<Status> joiners;  // one kOk is posted when the task finishes
+  // Made by the first join() (most tasks are never joined): one kOk is posted to it when the
+  // task finishes, or at once if it already has.
+  std::optional<Mailbox<Status>> joiners;
 };
 }  // namespace detail
 
@@ -51,7 +54,13 @@ class TaskHandle {
   }
   // Completes with kOk when the task has finished (at once if it already has).
   // REQUIRES: at most one joiner at a time.
-  auto join() const { return s_->joiners.next(); }
+  auto join() const {
+    if (!s_->joiners) {
+      s_->joiners.emplace();
+      if (s_->done) s_->joiners->post(Status{});
+    }
+    return s_->joiners->next();
+  }
 
  private:
   std::shared_ptr<detail::RootState> s_;
@@ -88,9 +97,11 @@ class Context {
   Executor& executor_;
   Prng rng_;
   uint32_t next_task_id_ = 1;
-  std::map<uint32_t, std::shared_ptr<detail::RootState>> roots_;
+  // Unfinished root tasks in id order (ids only grow, so a new one goes at the end): a vector,
+  // not a map, as every lock grant spawns one.
+  std::vector<std::shared_ptr<detail::RootState>> roots_;
   // Pending sleeps, owned here until their timer fires (a cancelled sleeper leaves its timer).
-  std::map<uint64_t, std::unique_ptr<detail::SleepTimer>> sleeps_;
+  std::vector<std::unique_ptr<detail::SleepTimer>> sleeps_;  // in key order (keys only grow)
   uint64_t next_sleep_key_ = 1;
 };
 
