@@ -54,29 +54,19 @@ class BeliefTracker {
   // True when `e` is a fresh grant: an `ok acquire` of a holder that does not hold yet (ask
   // before apply()).
   bool is_fresh_grant(const Event& e) const {
-    if (e.op != Op::kAcquire || e.type != Type::kOk) return false;
-    const Belief* b = of(e);
-    return b == nullptr || !b->holds;
+    return e.op == Op::kAcquire && e.type == Type::kOk && !holds(holder_of(e));
+  }
+  // Does `h` believe it holds?
+  bool holds(Holder h) const {
+    const Belief* b = of(h);
+    return b != nullptr && b->holds;
   }
 
   void apply(const Event& e) {
-    if (client_wide(e.op)) {
-      for (size_t i = position({e.client, 0});
-           i < beliefs_.size() && beliefs_[i].first.first == e.client; ++i) {
-        apply_to(beliefs_[i].second, e);
-      }
-      return;
-    }
-    // Of a holder's own events only its grants, releases and losses move its belief.
+    // Of a holder's own events only its grants, releases and losses move its belief. Most
+    // events move none: they return here, before the call that looks a holder up.
     const bool grant = e.op == Op::kAcquire && e.type == Type::kOk;
-    if (!grant && e.op != Op::kRelease && e.op != Op::kLost) return;
-    const Holder h = holder_of(e);
-    const size_t i = position(h);
-    if (i == beliefs_.size() || beliefs_[i].first != h) {
-      if (!grant) return;  // a holder that never held believes nothing to change
-      beliefs_.insert(beliefs_.begin() + static_cast<ptrdiff_t>(i), Entry{h, Belief{}});
-    }
-    apply_to(beliefs_[i].second, e);
+    if (grant || e.op == Op::kRelease || e.op == Op::kLost || client_wide(e.op)) move(e, grant);
   }
 
   // Every holder granted so far, in holder order; each holder's belief (holds false once it
@@ -89,6 +79,10 @@ class BeliefTracker {
     return i == beliefs_.size() || beliefs_[i].first != h ? nullptr : &beliefs_[i].second;
   }
   const Belief* of(const Event& e) const { return of(holder_of(e)); }
+  // How many holders believe they hold.
+  uint32_t holding() const { return holding_; }
+  // How many of them hold on after a session-dead notice (Belief::noticed).
+  uint32_t noticed() const { return noticed_; }
 
  private:
   static uint64_t key(Holder h) { return uint64_t{h.first} << 32 | h.second; }
@@ -98,6 +92,32 @@ class BeliefTracker {
         beliefs_.begin(), beliefs_.end(), key(h),
         [](const Entry& x, uint64_t k) { return key(x.first) < k; });
     return static_cast<size_t>(it - beliefs_.begin());
+  }
+
+  // apply() of an event that may move a belief (`grant`: it is an `ok acquire`).
+  void move(const Event& e, bool grant) {
+    if (client_wide(e.op)) {
+      for (size_t i = position({e.client, 0});
+           i < beliefs_.size() && beliefs_[i].first.first == e.client; ++i) {
+        apply_counted(beliefs_[i].second, e);
+      }
+      return;
+    }
+    const Holder h = holder_of(e);
+    const size_t i = position(h);
+    if (i == beliefs_.size() || beliefs_[i].first != h) {
+      if (!grant) return;  // a holder that never held believes nothing to change
+      beliefs_.insert(beliefs_.begin() + static_cast<ptrdiff_t>(i), Entry{h, Belief{}});
+    }
+    apply_counted(beliefs_[i].second, e);
+  }
+
+  void apply_counted(Belief& b, const Event& e) {
+    const bool held = b.holds;
+    const bool noticed = b.noticed.has_value();
+    apply_to(b, e);
+    if (b.holds != held) holding_ = b.holds ? holding_ + 1 : holding_ - 1;
+    if (b.noticed.has_value() != noticed) noticed_ = noticed ? noticed_ - 1 : noticed_ + 1;
   }
 
   static void apply_to(Belief& b, const Event& e) {
@@ -130,6 +150,8 @@ class BeliefTracker {
   }
 
   std::vector<Entry> beliefs_;  // ordered by holder, each once
+  uint32_t holding_ = 0;        // entries whose belief holds
+  uint32_t noticed_ = 0;        // entries whose belief holds and has a notice
 };
 
 }  // namespace lockstep::properties

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "properties/belief.h"
+#include "properties/flat_map.h"
 
 namespace lockstep::properties {
 namespace {
@@ -125,14 +126,21 @@ struct SessionMap {
 
 enum class Status : uint8_t { kRunning, kDone, kGaveUp, kCrashed };
 
-std::map<uint32_t, Status> final_status(const History& h) {
-  std::map<uint32_t, Status> out;
+FlatMap<uint32_t, Status> final_status(const History& h) {
+  // Indexed by client (numbered from 1) while reading every event, then the clients seen.
+  std::vector<std::optional<Status>> by_client;
   for (const Event& e : h.events()) {
     if (e.client == 0) continue;
-    Status& s = out[e.client];
+    if (e.client >= by_client.size()) by_client.resize(size_t{e.client} + 1);
+    std::optional<Status>& s = by_client[e.client];
+    if (!s) s = Status::kRunning;
     if (e.op == Op::kDone) s = Status::kDone;
     if (e.op == Op::kGiveUp) s = Status::kGaveUp;
     if (e.op == Op::kCrash) s = Status::kCrashed;
+  }
+  FlatMap<uint32_t, Status> out;
+  for (uint32_t c = 1; c < by_client.size(); ++c) {
+    if (by_client[c]) out[c] = *by_client[c];
   }
   return out;
 }
@@ -172,15 +180,29 @@ bool overlaps_with(recipes::Kind kind, uint32_t max_holders, Role role,
 
 }  // namespace
 
-Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t max_holders,
-                               bool informed_only) {
+namespace {
+
+// The two ways a history breaks exclusion, each the first of its kind: a fresh grant beside
+// holders that fill the lock (`granted`), and a belief held beside them after its holder was
+// told that its session died (`told`).
+struct ExclusionBreaches {
+  std::optional<Verdict> granted;
+  std::optional<Verdict> told;
+};
+
+// One pass over `h`. With `grants` false the fresh grants are not judged; with `to_end` the pass
+// goes on past the first breach until it finds a `told` one (or the history ends), otherwise it
+// stops at the first breach of either kind.
+ExclusionBreaches exclusion_breaches(const History& h, recipes::Kind kind, uint32_t max_holders,
+                                     bool grants, bool to_end) {
   const Property p = Property::kMutualExclusion;
   const Capacity capacity(h, max_holders);
   BeliefTracker tracker;
-  std::map<Holder, uint64_t> invoked;  // holder -> its latest acquire invocation
+  FlatMap<Holder, uint64_t> invoked;  // holder -> its latest acquire invocation
+  ExclusionBreaches out;
   for (const Event& e : h.events()) {
     if (e.op == Op::kAcquire && e.type == Type::kInvoke) invoked[holder_of(e)] = e.index;
-    if (!informed_only && tracker.is_fresh_grant(e)) {
+    if (grants && !out.granted && tracker.is_fresh_grant(e)) {
       const auto others = other_holders(tracker, holder_of(e));
       // A semaphore's grant is held to the largest capacity in force during its acquire.
       auto inv = invoked.find(holder_of(e));
@@ -194,12 +216,14 @@ Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t ma
           msg += " (capacity " + std::to_string(allowed) + ", the most in force since its " +
                  "acquire was invoked at " + format_time(from) + ")";
         }
-        return violation(p, msg, ev);
+        out.granted = violation(p, msg, ev);
+        if (!to_end) return out;
       }
     }
     tracker.apply(e);
     // A holder told that its session is dead must stop believing at that instant; later
     // than that, its belief beside another holder's is a violation even under pauses.
+    if (tracker.noticed() == 0) continue;
     for (const auto& [holder, b] : tracker.beliefs()) {
       if (!b.holds || !b.noticed || h[*b.noticed].at >= e.at) continue;
       const auto others = other_holders(tracker, holder);
@@ -210,10 +234,36 @@ Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t ma
                         ", after its session was reported " +
                         zk::to_string(h[*b.noticed].session_state) + " at " +
                         at_ref(h[*b.noticed]) + ", while" + holders_text(h, others, &ev);
-      return violation(p, msg, ev);
+      out.told = violation(p, msg, ev);
+      return out;
     }
   }
-  return Verdict::pass(p);
+  return out;
+}
+
+}  // namespace
+
+Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t max_holders,
+                               bool informed_only) {
+  ExclusionBreaches b = exclusion_breaches(h, kind, max_holders, !informed_only, false);
+  if (b.granted) return std::move(*b.granted);
+  if (b.told) return std::move(*b.told);
+  return Verdict::pass(Property::kMutualExclusion);
+}
+
+InformedExclusion check_informed_exclusion(const History& h, recipes::Kind kind,
+                                           uint32_t max_holders) {
+  ExclusionBreaches b = exclusion_breaches(h, kind, max_holders, true, true);
+  const Property p = Property::kMutualExclusion;
+  InformedExclusion out{Verdict::pass(p), Verdict::pass(p)};
+  if (b.told) {
+    out.informed = *b.told;
+    // The uninformed check stops at the first breach: the grant's when it came first.
+    out.uninformed = b.granted ? std::move(*b.granted) : std::move(*b.told);
+  } else if (b.granted) {
+    out.uninformed = std::move(*b.granted);
+  }
+  return out;
 }
 
 Verdict check_fenced_safety(const History& h) {
@@ -234,7 +284,7 @@ Verdict check_fenced_safety(const History& h) {
           : "";
   int64_t max_token = INT64_MIN;
   uint64_t max_event = 0;
-  std::map<int64_t, std::pair<Holder, uint64_t>> token_holder;  // token -> (holder, event)
+  FlatMap<int64_t, std::pair<Holder, uint64_t>> token_holder;  // token -> (holder, event)
   for (const Event& e : h.events()) {
     if ((e.op != Op::kEnter && e.op != Op::kLeave) || e.type != Type::kOk) continue;
     if (e.token < max_token) {
@@ -244,7 +294,7 @@ Verdict check_fenced_safety(const History& h) {
                            std::to_string(max_token) + " at " + at_ref(h[max_event]),
                        {max_event, e.index});
     }
-    auto [it, fresh] = token_holder.emplace(e.token, std::make_pair(holder_of(e), e.index));
+    auto [it, fresh] = token_holder.try_emplace(e.token, std::make_pair(holder_of(e), e.index));
     if (!fresh && it->second.first != holder_of(e)) {
       return violation(p,
                        cause + "token " + std::to_string(e.token) + " was accepted from two holders: " +
@@ -332,8 +382,8 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
   };
   if (o.capacity == 0) return std::nullopt;
   BeliefTracker tracker;
-  std::map<Holder, uint64_t> waiting;  // holder -> its fresh acquire's invocation
-  std::map<Holder, zk::Time> served;   // holder -> last completion of an earlier waiter's acquire
+  FlatMap<Holder, uint64_t> waiting;  // holder -> its fresh acquire's invocation
+  FlatMap<Holder, zk::Time> served;   // holder -> last completion of an earlier waiter's acquire
   // The event since which fewer than capacity hold (kNotFree: they do not).
   constexpr uint64_t kNotFree = UINT64_MAX;
   uint64_t free_since = kNotFree;
@@ -355,8 +405,6 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
       }
     }
     if (e.op == Op::kCapacity && e.token > 0) capacity = static_cast<uint32_t>(e.token);
-    const Belief* b = tracker.of(e);
-    const bool holding = b != nullptr && b->holds;
     // An earlier waiter's acquire completing, granted or failed (a timed-out gate holder that
     // cleaned up and handed the gate on), is the queue ahead being served.
     if (tracker.is_fresh_grant(e) || (e.op == Op::kAcquire && e.type == Type::kFail)) {
@@ -373,7 +421,7 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
         if (ahead) served[holder] = e.at;
       }
     }
-    if (e.op == Op::kAcquire && e.type == Type::kInvoke && !holding) {
+    if (e.op == Op::kAcquire && e.type == Type::kInvoke && !tracker.holds(holder_of(e))) {
       waiting[holder_of(e)] = e.index;
       served.erase(holder_of(e));
     }
@@ -384,9 +432,7 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
       }
     }
     tracker.apply(e);
-    uint32_t holders = 0;
-    for (const auto& [holder, belief] : tracker.beliefs()) holders += belief.holds ? 1 : 0;
-    if (holders >= capacity) {
+    if (tracker.holding() >= capacity) {
       free_since = kNotFree;
     } else if (free_since == kNotFree) {
       free_since = e.index;
@@ -406,7 +452,7 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
 class WaitForGraph {
  public:
   WaitForGraph(const History& h, const TreeSnapshot& tree, const ServerView* server,
-               const std::map<uint32_t, Status>& status, const std::map<Holder, uint64_t>& pending)
+               const FlatMap<uint32_t, Status>& status, const FlatMap<Holder, uint64_t>& pending)
       : tree_(tree), sessions_(h), status_(status) {
     watched_ = server != nullptr && server->observed;
     for (const auto& [holder, index] : pending) blocked_.insert(holder.first);
@@ -589,7 +635,7 @@ class WaitForGraph {
 
   const TreeSnapshot& tree_;
   const SessionMap sessions_;
-  const std::map<uint32_t, Status>& status_;
+  const FlatMap<uint32_t, Status>& status_;
   bool watched_ = false;
   std::map<uint32_t, uint64_t> unanswered_;  // client -> the position of its last notification,
                                              // when it sent nothing after it
@@ -604,7 +650,7 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
   const zk::Duration bound = o.bound;
 
   // 1. Every completed acquire / release finished within the bound after the heal.
-  std::map<Holder, uint64_t> pending;  // holder -> its open invocation
+  FlatMap<Holder, uint64_t> pending;  // holder -> its open invocation
   for (const Event& e : h.events()) {
     if (e.op != Op::kAcquire && e.op != Op::kRelease) continue;
     if (e.type == Type::kInvoke) {
@@ -627,7 +673,7 @@ Verdict check_liveness(const History& h, const LivenessOptions& o, const TreeSna
     }
   }
   // 2. Every client that is still a waiter at the end is blocked.
-  const std::map<uint32_t, Status> status = final_status(h);
+  const FlatMap<uint32_t, Status> status = final_status(h);
   std::optional<SessionMap> sessions;  // only to describe a blocked client
   std::string msg;
   std::vector<uint64_t> ev;
@@ -676,7 +722,7 @@ Verdict check_no_orphans(const History& h, const TreeSnapshot& tree) {
   // Only a node a live session owns can be an orphan: without one there is nothing to judge.
   const auto live_owner = [](const NodeSnapshot& n) { return n.owner.valid() && n.owner_alive; };
   if (std::none_of(tree.nodes.begin(), tree.nodes.end(), live_owner)) return Verdict::pass(p);
-  const std::map<uint32_t, Status> status = final_status(h);
+  const FlatMap<uint32_t, Status> status = final_status(h);
   const SessionMap sessions(h);
   // A client still waiting in acquire (in any of its callers) knows about its own node.
   std::map<Holder, bool> acquiring;
@@ -754,11 +800,11 @@ Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lo
 Verdict check_reentrancy(const History& h) {
   const Property p = Property::kReentrancy;
   BeliefTracker tracker;
-  std::map<Holder, uint64_t> release_invoke;  // holder -> index of its open release
+  FlatMap<Holder, uint64_t> release_invoke;  // holder -> index of its open release
   for (const Event& e : h.events()) {
-    const Belief* b = tracker.of(e);
-    const bool holds = b != nullptr && b->holds;
     if (e.op == Op::kAcquire && e.type == Type::kOk) {
+      const Belief* b = tracker.of(e);
+      const bool holds = b != nullptr && b->holds;
       if (!holds && e.hold_count != 1) {
         return violation(p,
                          holder_name(e) + "'s fresh grant at " + at_ref(e) +
@@ -810,7 +856,7 @@ Verdict check_reentrancy(const History& h) {
 
 Verdict check_timeout_cleanup(const History& h) {
   const Property p = Property::kTimeoutCleanup;
-  std::map<Holder, uint64_t> gave_up;  // holder -> its timed-out / cancelled acquire
+  FlatMap<Holder, uint64_t> gave_up;  // holder -> its timed-out / cancelled acquire
   for (const Event& e : h.events()) {
     if (e.op == Op::kAcquire && e.type == Type::kFail &&
         (e.error == zk::Error::kOperationTimeout || e.error == zk::Error::kCancelled)) {
@@ -856,7 +902,7 @@ struct AcquireSpan {
 
 std::vector<AcquireSpan> acquire_spans(const History& h) {
   std::vector<AcquireSpan> out;
-  std::map<Holder, size_t> open;  // holder -> its open span
+  FlatMap<Holder, size_t> open;  // holder -> its open span
   for (const Event& e : h.events()) {
     if (e.op == Op::kAcquire && e.type == Type::kInvoke) {
       open[holder_of(e)] = out.size();
@@ -880,9 +926,13 @@ std::vector<AcquireSpan> acquire_spans(const History& h) {
   }
   // Overlap is symmetric, and each client's spans are in invocation order, each ending after it
   // starts: a later span overlaps an earlier one exactly when it starts before that one ends.
-  std::map<uint32_t, std::vector<size_t>> by_client;
-  for (size_t i = 0; i < out.size(); ++i) by_client[h[out[i].invoke].client].push_back(i);
-  for (const auto& [client, spans] : by_client) {
+  std::vector<std::vector<size_t>> by_client;  // indexed by client (numbered from 1)
+  for (size_t i = 0; i < out.size(); ++i) {
+    const uint32_t client = h[out[i].invoke].client;
+    if (client >= by_client.size()) by_client.resize(size_t{client} + 1);
+    by_client[client].push_back(i);
+  }
+  for (const std::vector<size_t>& spans : by_client) {
     for (size_t x = 0; x < spans.size(); ++x) {
       AcquireSpan& a = out[spans[x]];
       const uint64_t end = a.done ? *a.done : h.size();
@@ -922,8 +972,12 @@ Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_r
   const Property p = Property::kBoundedLoad;
   if (!v.observed) return Verdict::pass(p);
   using Activity = ServerView::Activity;
-  std::map<uint32_t, std::vector<const Activity*>> by_client;
+  // Each client's activity, indexed by client (a run's clients are numbered from 1).
+  uint32_t max_client = 0;
+  for (const Activity& a : v.activity) max_client = std::max(max_client, a.client);
+  std::vector<std::vector<const Activity*>> by_client(size_t{max_client} + 1);
   for (const Activity& a : v.activity) by_client[a.client].push_back(&a);
+  const std::vector<const Activity*> none;
   const auto activity_position = [](const Activity* a) { return a->position; };
   // Node changes under the lock are stimuli for every client.
   std::vector<uint64_t> changes;
@@ -949,7 +1003,9 @@ Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_r
       hit = std::upper_bound(mine->second.cbegin(), mine->second.cend(), a.invoke);
       hits_end = std::lower_bound(hit, mine->second.cend(), a.done ? *a.done : h.size());
     }
-    const auto [first, last] = inside_range(by_client[inv.client], a, activity_position);
+    const auto [first, last] =
+        inside_range(inv.client < by_client.size() ? by_client[inv.client] : none, a,
+                     activity_position);
     auto other = first;  // the next activity to count if it is not a request
     // A reaction may come late (a waiter handles queued session events one by one), so the
     // budget of a request grows with every stimulus since the acquire began.
@@ -1040,19 +1096,26 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
   const Property p = Property::kServerExclusion;
   if (!v.observed) return Verdict::pass(p);
   struct Live {
+    const std::string* path = nullptr;  // its creation's, in `v`
     zk::Zxid czxid;
     uint32_t client = 0;
     Role role = Role::kExclusive;
     bool sequential = false;  // its name ends in a sequence suffix
     size_t dir_size = 0;      // its path's parent_dir() is the path's first dir_size characters
   };
-  std::map<std::string, Live> live;
-  std::map<uint32_t, Role> acquiring;    // client -> role of its open acquire
-  std::map<uint32_t, Role> last_role;    // client -> role of its latest acquire
+  // The live nodes, each path once, in no order: a lock has a few, and a node is made and
+  // dropped at nearly every acquire, so a search of a short vector costs less than a tree that
+  // keeps a copy of each path. (Its creation's zxid orders what a violation names.)
+  std::vector<Live> live;
+  const auto find_live = [&live](std::string_view path) {
+    return std::find_if(live.begin(), live.end(), [&](const Live& l) { return *l.path == path; });
+  };
+  FlatMap<uint32_t, Role> acquiring;    // client -> role of its open acquire
+  FlatMap<uint32_t, Role> last_role;    // client -> role of its latest acquire
   // holder -> its fresh grant (history index) and the granting positions it was allowed: for
   // a semaphore, the largest capacity in force during its acquire (see check_mutual_exclusion)
-  std::map<Holder, std::pair<uint64_t, uint32_t>> granted;
-  std::map<Holder, uint64_t> invoked;  // holder -> its latest acquire invocation
+  FlatMap<Holder, std::pair<uint64_t, uint32_t>> granted;
+  FlatMap<Holder, uint64_t> invoked;  // holder -> its latest acquire invocation
   const Capacity capacity(h, max_holders);
   BeliefTracker tracker;
   size_t next_change = 0;
@@ -1063,40 +1126,41 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
     for (const auto& [holder, grant_positions] : granted) {
       const auto [grant, positions] = grant_positions;
       const Event& g = h[grant];
-      auto self = live.find(g.text);
-      if (self == live.end() || !self->second.sequential) continue;
-      const std::string_view dir = std::string_view(g.text).substr(0, self->second.dir_size);
-      std::vector<std::pair<zk::Zxid, const std::string*>> before;  // earlier live siblings
-      for (const auto& [path, n] : live) {
-        if (n.client == 0 || !n.sequential || path == g.text ||
-            std::string_view(path).substr(0, n.dir_size) != dir) {
+      const auto self = find_live(g.text);
+      if (self == live.end() || !self->sequential) continue;
+      const std::string_view dir = std::string_view(g.text).substr(0, self->dir_size);
+      std::vector<const Live*> before;  // earlier live siblings
+      for (const Live& n : live) {
+        if (n.client == 0 || !n.sequential || &n == &*self ||
+            std::string_view(*n.path).substr(0, n.dir_size) != dir) {
           continue;
         }
-        if (n.czxid >= self->second.czxid) continue;
+        if (n.czxid >= self->czxid) continue;
         if (kind == recipes::Kind::kReadWrite && g.role == Role::kRead &&
             n.role == Role::kRead) {
           continue;  // readers share: only an earlier writer blocks a reader
         }
-        before.emplace_back(n.czxid, &path);
+        before.push_back(&n);
       }
       const uint32_t allowed = kind == recipes::Kind::kReadWrite && g.role == Role::kRead
                                    ? 0
                                    : positions - 1;
       if (before.size() <= allowed) continue;
-      std::sort(before.begin(), before.end());
+      // (No two live nodes share a zxid: each create is its own transaction.)
+      std::sort(before.begin(), before.end(),
+                [](const Live* a, const Live* b) { return a->czxid < b->czxid; });
       std::string ahead;
       std::vector<uint64_t> ev{grant};
-      for (const auto& [z, path] : before) {
-        const Live& n = live.at(*path);
-        ahead += (ahead.empty() ? "" : ", ") + *path + " (" + client_name(n.client) +
-                 (kind == recipes::Kind::kReadWrite ? std::string(", ") + recipes::to_string(n.role)
+      for (const Live* n : before) {
+        ahead += (ahead.empty() ? "" : ", ") + *n->path + " (" + client_name(n->client) +
+                 (kind == recipes::Kind::kReadWrite ? std::string(", ") + recipes::to_string(n->role)
                                                     : std::string()) +
-                 ", created at zxid " + std::to_string(z.value) + ")";
+                 ", created at zxid " + std::to_string(n->czxid.value) + ")";
       }
       return violation(
           p,
           holder_name(holder) + " holds the grant of " + at_ref(g) + " on " + g.text +
-              " (created at zxid " + std::to_string(self->second.czxid.value) + ", still live) " +
+              " (created at zxid " + std::to_string(self->czxid.value) + ", still live) " +
               when() + ", but the server's queue has " + std::to_string(before.size()) +
               " live node(s) ahead of it that " +
               (kind == recipes::Kind::kReadWrite && g.role == Role::kRead
@@ -1113,11 +1177,16 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
     for (; next_change < v.nodes.size() && v.nodes[next_change].position <= pos; ++next_change) {
       const ServerView::NodeChange& n = v.nodes[next_change];
       if (n.server != 1) continue;
+      const auto known = find_live(n.path);
       if (!n.created) {
-        live.erase(n.path);
+        if (known != live.end()) {
+          *known = live.back();
+          live.pop_back();
+        }
         continue;
       }
       Live l;
+      l.path = &n.path;
       l.czxid = n.zxid;
       l.client = n.client;
       l.sequential = sequence_of(n.path).has_value();
@@ -1128,7 +1197,11 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
       } else if (auto last = last_role.find(n.client); last != last_role.end()) {
         l.role = last->second;
       }
-      live[n.path] = l;
+      if (known != live.end()) {
+        *known = l;
+      } else {
+        live.push_back(l);
+      }
       changed = true;
     }
     if (changed) {

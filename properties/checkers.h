@@ -119,6 +119,14 @@ struct ServerView {
 // or closed count: such a belief beside another holder's is a violation.
 Verdict check_mutual_exclusion(const History& h, recipes::Kind kind, uint32_t max_holders,
                                bool informed_only = false);
+// Both verdicts of check_mutual_exclusion on one history, from one pass over it: with
+// informed_only and without (the suite shows what the faults excuse beside the first).
+struct InformedExclusion {
+  Verdict informed;    // check_mutual_exclusion(h, kind, max_holders, true)
+  Verdict uninformed;  // check_mutual_exclusion(h, kind, max_holders, false)
+};
+InformedExclusion check_informed_exclusion(const History& h, recipes::Kind kind,
+                                           uint32_t max_holders);
 Verdict check_fenced_safety(const History& h);
 Verdict check_fifo(const History& h);
 struct LivenessOptions {

@@ -82,6 +82,8 @@ class History {
  public:
   // Appends `e`, assigning its index. Returns the index.
   uint64_t add(Event e);
+  // Room for `n` events, so that a run's appends do not move the ones before.
+  void reserve(size_t n) { events_.reserve(n); }
   const std::vector<Event>& events() const { return events_; }
   size_t size() const { return events_.size(); }
   const Event& operator[](uint64_t index) const { return events_[index]; }

@@ -204,6 +204,9 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
     world->inject(f);
   }
 
+  // About eight events per client and round (an acquire and a release, each invoked and
+  // completed, the resource's enter and leave, a session event or two), and one per fault.
+  out.history.reserve(size_t{s.workload.clients} * s.workload.rounds * 8 + faults.size());
   SimEnvironment env(world.get());
   auto workload = std::make_unique<Workload>(s.workload, factory, &env, &out.history);
   workload->start();

@@ -62,27 +62,40 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
     if (!judged(p, claims, s)) continue;
     switch (p) {
       case Property::kMutualExclusion: {
-        const bool informed = belief_faults(s);
+        // (Without a belief fault there is no stall either: the beliefs are the run's history.)
+        if (!belief_faults(s)) {
+          out.push_back(check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases));
+          break;
+        }
+        Verdict v;
+        Verdict full;  // without informed_only: what the faults excuse, shown beside v
+        if (stalled.empty()) {
+          // The beliefs are the run's own history: one pass judges it both ways.
+          InformedExclusion both =
+              check_informed_exclusion(run.history, recipe.kind, s.workload.max_leases);
+          v = std::move(both.informed);
+          full = std::move(both.uninformed);
+        } else {
+          v = check_mutual_exclusion(beliefs, recipe.kind, s.workload.max_leases, true);
+          if (v.ok) {
+            full = check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases, false);
+          }
+        }
         bool deleted = false;  // an operator deleted lock nodes behind the clients
         for (const sim::Fault& f : s.faults) {
           deleted = deleted || f.kind == sim::FaultKind::kDeleteNode ||
                     f.kind == sim::FaultKind::kDeleteDir;
         }
-        Verdict v = check_mutual_exclusion(beliefs, recipe.kind, s.workload.max_leases, informed);
-        if (informed && v.ok) {
+        if (v.ok && !full.ok) {
           // Show what the faults excuse: the stale belief beside the next holder.
-          const Verdict full =
-              check_mutual_exclusion(run.history, recipe.kind, s.workload.max_leases, false);
-          if (!full.ok) {
-            v.demonstration =
-                full.message +
-                (deleted
-                     ? " (expected: a paused or expired holder cannot know at once that its "
-                       "session died, nor a holder that its node was deleted behind its back; "
-                       "fencing tokens, not beliefs, keep the resource safe)"
-                     : " (expected: a paused or expired holder cannot know at once that its "
-                       "session died; fencing tokens, not beliefs, keep the resource safe)");
-          }
+          v.demonstration =
+              full.message +
+              (deleted
+                   ? " (expected: a paused or expired holder cannot know at once that its "
+                     "session died, nor a holder that its node was deleted behind its back; "
+                     "fencing tokens, not beliefs, keep the resource safe)"
+                   : " (expected: a paused or expired holder cannot know at once that its "
+                     "session died; fencing tokens, not beliefs, keep the resource safe)");
         }
         out.push_back(std::move(v));
         break;

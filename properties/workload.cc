@@ -180,9 +180,12 @@ void Workload::watch_session(uint32_t client) {
       env_->spawn(client, session_watch(this, client, s.subscribe()), "session-watch");
 }
 
-bool Workload::finished() const {
-  return std::all_of(clients_.begin(), clients_.end(),
-                     [](const std::unique_ptr<ClientState>& cs) { return cs->finished; });
+bool Workload::finished() const { return finished_clients_ == clients_.size(); }
+
+void Workload::mark_finished(ClientState& cs) {
+  if (cs.finished) return;
+  cs.finished = true;
+  ++finished_clients_;
 }
 
 void Workload::mark_crashed(uint32_t client, zk::Time at) {
@@ -190,7 +193,7 @@ void Workload::mark_crashed(uint32_t client, zk::Time at) {
   Event e = event(client, Type::kInfo, Op::kCrash);
   e.at = at;
   history_->add(std::move(e));
-  cs.finished = true;
+  mark_finished(cs);
   for (CallerState& k : cs.callers) k.believing = false;
 }
 
@@ -245,7 +248,7 @@ zk::Task<void> Workload::client_main(Workload* w, uint32_t c) {
     w->history_->add(std::move(e));
   }
   if (!gave_up) w->history_->add(w->event(c, Type::kInfo, Op::kDone));
-  cs.finished = true;
+  w->mark_finished(cs);
   cs.session_watch.cancel();
 }
 

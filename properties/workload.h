@@ -167,6 +167,8 @@ class Workload {
   recipes::Role role_of(uint32_t client) const;
   uint32_t rounds_of(uint32_t client) const;
   bool renew_lock(uint32_t client);
+  // The client is done for good (finished its rounds, gave up or crashed); once per client.
+  void mark_finished(ClientState& cs);
   void watch_session(uint32_t client);
   bool roll(uint32_t client, uint32_t percent);
 
@@ -176,6 +178,8 @@ class Workload {
   History* history_;
   ProtectedResource resource_;
   std::vector<std::unique_ptr<ClientState>> clients_;
+  // Clients marked finished: the driver asks finished() after every simulator step.
+  size_t finished_clients_ = 0;
 };
 
 }  // namespace lockstep::properties
