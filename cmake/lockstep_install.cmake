@@ -42,7 +42,7 @@ install(FILES
   ${PROJECT_SOURCE_DIR}/zk/context.h ${PROJECT_SOURCE_DIR}/zk/error.h
   ${PROJECT_SOURCE_DIR}/zk/random.h ${PROJECT_SOURCE_DIR}/zk/session.h
   ${PROJECT_SOURCE_DIR}/zk/task.h ${PROJECT_SOURCE_DIR}/zk/types.h ${PROJECT_SOURCE_DIR}/zk/names.h
-  ${PROJECT_SOURCE_DIR}/zk/ring_queue.h
+  ${PROJECT_SOURCE_DIR}/zk/ring_queue.h ${PROJECT_SOURCE_DIR}/zk/flat_map.h
   ${PROJECT_SOURCE_DIR}/zk/wait.h ${PROJECT_SOURCE_DIR}/zk/watch.h ${PROJECT_SOURCE_DIR}/zk/dispatcher.h
   ${PROJECT_SOURCE_DIR}/zk/invariant.h ${PROJECT_SOURCE_DIR}/zk/faults.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lockstep/zk)

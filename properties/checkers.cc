@@ -8,9 +8,12 @@
 #include <set>
 
 #include "properties/belief.h"
-#include "properties/flat_map.h"
+#include "zk/flat_map.h"
 
 namespace lockstep::properties {
+
+using zk::FlatMap;
+
 namespace {
 
 using recipes::LockState;

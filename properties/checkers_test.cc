@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "properties/belief.h"
-#include "properties/flat_map.h"
+#include "zk/flat_map.h"
 #include "zk/random.h"
 
 namespace lockstep::properties {
@@ -210,7 +210,7 @@ TEST(MutualExclusion, InformedExclusionIsBothChecksInOnePass) {
 // FlatMap answers as std::map does, in the same order, through 2,000 seeded inserts, lookups and
 // erasures on a few holders.
 TEST(FlatMap, AgreesWithStdMapThroughInsertsAndErasures) {
-  FlatMap<Holder, uint64_t> flat;
+  zk::FlatMap<Holder, uint64_t> flat;
   std::map<Holder, uint64_t> tree;
   zk::Prng rng(15);
   for (uint64_t i = 0; i < 2000; ++i) {

@@ -86,7 +86,7 @@ void ClientImpl::arm_stall(const std::string& target, Duration hold) {
 
 zk::TimerId ClientImpl::start_timer(Time at, zk::TimerCallback* cb) {
   const zk::TimerId id = ++next_timer_;
-  timers_.emplace_back(id, cb);
+  timers_.try_emplace(id, cb);
   w_.push(Event{at, 0, EventTag::kTimer, index_, id, 0});
   return id;
 }
@@ -98,10 +98,7 @@ void ClientImpl::arm(ClientTimer t, Time at) {
 }
 
 bool ClientImpl::live(const Event& e) const {
-  if (e.type == EventTag::kTimer) {
-    return std::binary_search(timers_.begin(), timers_.end(), std::make_pair(e.a, nullptr),
-                              [](const auto& x, const auto& y) { return x.first < y.first; });
-  }
+  if (e.type == EventTag::kTimer) return timers_.count(e.a) != 0;
   if (e.type == EventTag::kClientTimer) return tokens_[e.a] == e.b;
   return true;
 }
@@ -113,7 +110,7 @@ void ClientImpl::run(const Event& e) {
       std::coroutine_handle<>::from_address(reinterpret_cast<void*>(e.a)).resume();
       return;
     case EventTag::kTimer: {
-      auto it = find_timer(e.a);
+      auto it = timers_.find(e.a);
       if (it == timers_.end()) return;
       zk::TimerCallback* cb = it->second;
       timers_.erase(it);

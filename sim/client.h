@@ -24,12 +24,10 @@
 // Owned by World::Impl. Coroutines resume only from run().
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <coroutine>
 #include <map>
 #include <string>
-#include <utility>
 #include <variant>
 #include <vector>
 
@@ -37,6 +35,7 @@
 #include "sim/scheduler.h"
 #include "sim/world_impl.h"
 #include "zk/context.h"
+#include "zk/flat_map.h"
 
 namespace lockstep::sim {
 
@@ -80,7 +79,7 @@ class ClientImpl final : public Client, public zk::Executor {
   void schedule(std::coroutine_handle<> h, const zk::TaskContext* task) override;
   zk::TimerId start_timer(Time at, zk::TimerCallback* cb) override;
   void cancel_timer(zk::TimerId id) override {
-    if (auto it = find_timer(id); it != timers_.end()) timers_.erase(it);
+    timers_.erase(id);
     w_.dispositions_changed(index_);
   }
 
@@ -172,15 +171,7 @@ class ClientImpl final : public Client, public zk::Executor {
   World::Impl& w_;
   uint32_t index_;
   ClientOptions opt_;
-  // Live timers in id order (ids only grow, so a new one goes at the end): a client has a few
-  // at a time, and a vector costs no allocation per timer.
-  using Timers = std::vector<std::pair<zk::TimerId, zk::TimerCallback*>>;
-  Timers timers_;
-  Timers::iterator find_timer(zk::TimerId id) {
-    auto it = std::lower_bound(timers_.begin(), timers_.end(), id,
-                               [](const auto& t, zk::TimerId key) { return t.first < key; });
-    return it != timers_.end() && it->first == id ? it : timers_.end();
-  }
+  zk::FlatMap<zk::TimerId, zk::TimerCallback*> timers_;  // live ones: a few at a time
   zk::TimerId next_timer_ = 0;
   uint64_t queued_resumes_ = 0;
   std::vector<Event> deferred_;

@@ -1,6 +1,5 @@
 #include "zk/context.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "zk/invariant.h"
@@ -12,33 +11,18 @@ namespace detail {
 // then, so a cancelled sleeper leaves nothing dangling.
 class SleepTimer final : public TimerCallback {
  public:
-  using Owner = std::vector<std::unique_ptr<SleepTimer>>;  // in key order
-  SleepTimer(Owner* owner, uint64_t key) : owner_(owner), key_(key) {}
-  uint64_t key() const { return key_; }
+  SleepTimer(FlatMap<uint64_t, std::unique_ptr<SleepTimer>>* owner, uint64_t key)
+      : owner_(owner), key_(key) {}
   Promise<Status> promise;
   void on_timer() override {
     promise.fulfil(Status{});
-    auto it = std::lower_bound(
-        owner_->begin(), owner_->end(), key_,
-        [](const std::unique_ptr<SleepTimer>& t, uint64_t key) { return t->key() < key; });
-    LOCKSTEP_ASSERT(it != owner_->end() && it->get() == this);
-    owner_->erase(it);  // destroys *this: nothing may follow
+    owner_->erase(key_);  // destroys *this: nothing may follow
   }
 
  private:
-  Owner* owner_;
+  FlatMap<uint64_t, std::unique_ptr<SleepTimer>>* owner_;
   uint64_t key_;
 };
-
-// The unfinished root with task id `id`, in `roots` (id order).
-std::vector<std::shared_ptr<RootState>>::iterator find_root(
-    std::vector<std::shared_ptr<RootState>>& roots, uint32_t id) {
-  auto it = std::lower_bound(
-      roots.begin(), roots.end(), id,
-      [](const std::shared_ptr<RootState>& r, uint32_t key) { return r->ctx.id < key; });
-  LOCKSTEP_ASSERT(it != roots.end() && (*it)->ctx.id == id);
-  return it;
-}
 
 }  // namespace detail
 
@@ -47,7 +31,7 @@ Context::Context(Executor& executor, uint64_t seed) : executor_(executor), rng_(
 Context::~Context() {
   // Destroy unfinished roots; their awaiters detach from any pending state.
   auto roots = std::move(roots_);
-  for (auto& root : roots) {
+  for (auto& [id, root] : roots) {
     if (!root->done && root->frame) {
       root->done = true;
       root->frame.destroy();
@@ -63,7 +47,7 @@ Future<Status> Context::sleep_until(Time t) {
   auto timer = std::make_unique<detail::SleepTimer>(&sleeps_, key);
   Future<Status> f = timer->promise.future();
   detail::SleepTimer* raw = timer.get();
-  sleeps_.push_back(std::move(timer));
+  sleeps_.try_emplace(key, std::move(timer));
   executor_.start_timer(t, raw);
   return f;
 }
@@ -80,7 +64,7 @@ TaskHandle Context::spawn(Task<void> task, std::string name) {
   h.promise().on_root_done = &Context::root_done;
   h.promise().on_root_done_arg = root.get();
   root->frame = h;
-  roots_.push_back(root);
+  roots_.try_emplace(root->ctx.id, root);
   executor_.schedule(h, &root->ctx);
   return TaskHandle(root);
 }
@@ -88,8 +72,9 @@ TaskHandle Context::spawn(Task<void> task, std::string name) {
 void Context::root_done(void* arg) {
   auto* root = static_cast<detail::RootState*>(arg);
   Context* self = root->owner;
-  auto it = detail::find_root(self->roots_, root->ctx.id);
-  auto keep = std::move(*it);  // keeps the state alive past the erase
+  auto it = self->roots_.find(root->ctx.id);
+  LOCKSTEP_ASSERT(it != self->roots_.end());
+  auto keep = std::move(it->second);  // keeps the state alive past the erase
   self->roots_.erase(it);
   keep->done = true;
   std::coroutine_handle<> frame = std::exchange(keep->frame, {});

@@ -14,9 +14,9 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "zk/error.h"
+#include "zk/flat_map.h"
 #include "zk/random.h"
 #include "zk/task.h"
 #include "zk/wait.h"
@@ -97,11 +97,10 @@ class Context {
   Executor& executor_;
   Prng rng_;
   uint32_t next_task_id_ = 1;
-  // Unfinished root tasks in id order (ids only grow, so a new one goes at the end): a vector,
-  // not a map, as every lock grant spawns one.
-  std::vector<std::shared_ptr<detail::RootState>> roots_;
+  // Unfinished root tasks by id (every lock grant spawns one: a FlatMap, no node per task).
+  FlatMap<uint32_t, std::shared_ptr<detail::RootState>> roots_;
   // Pending sleeps, owned here until their timer fires (a cancelled sleeper leaves its timer).
-  std::vector<std::unique_ptr<detail::SleepTimer>> sleeps_;  // in key order (keys only grow)
+  FlatMap<uint64_t, std::unique_ptr<detail::SleepTimer>> sleeps_;
   uint64_t next_sleep_key_ = 1;
 };
 

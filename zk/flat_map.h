@@ -1,11 +1,11 @@
-// lockstep properties: FlatMap, the checkers' small ordered map — a sorted vector of (key, value)
-// pairs with the part of std::map's interface the checkers use.
+// lockstep contract: FlatMap, a small ordered map — a sorted vector of (key, value) pairs with
+// the part of std::map's interface its users need.
 //
-// The checkers keep per-holder and per-client state (an open invocation, a role, a grant) for
-// a run's few holders, and insert and erase an entry at nearly every operation of the history.
-// A std::map makes and frees a node for each; a FlatMap keeps its entries in one buffer and
-// moves a few of them. It iterates in key order, as std::map does, so a checker that reports
-// the first offender in key order reports the same one.
+// For maps of a few entries that gain and lose one at nearly every operation: the checkers'
+// per-holder and per-client state, a context's unfinished tasks and sleeps, a simulated
+// client's live timers. A std::map makes and frees a node for each; a FlatMap keeps its entries
+// in one buffer and moves a few of them. It iterates in key order, as std::map does, so code
+// that reports or destroys in key order does so in the same order.
 //
 // Invariants: 1. the entries are sorted by key, each key once. 2. An insert or an erase
 // invalidates every iterator and reference into the map (a vector's rules), except that
@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-namespace lockstep::properties {
+namespace zk {
 
 template <class K, class V>
 class FlatMap {
@@ -73,4 +73,4 @@ class FlatMap {
   std::vector<value_type> entries_;  // sorted by key, each key once
 };
 
-}  // namespace lockstep::properties
+}  // namespace zk
