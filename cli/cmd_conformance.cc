@@ -150,6 +150,11 @@ int run_conformance(const Command& self, const Args& args, const Io& io) {
             << "mismatches: " << r.mismatched_ops << " operations in " << r.mismatched_sequences
             << " sequences\n";
   for (const auto& [kind, count] : r.by_kind) io.out << "  " << kind << ": " << count << "\n";
+  if (r.disturbed_reruns > 0) {
+    io.out << "reruns: " << r.disturbed_reruns
+           << " (a real session dropped its connection where the simulator's did not; the "
+              "sequence ran again on both sides; a loaded machine does this)\n";
+  }
   if (r.timed_ops > 0) {
     io.out << "timing: " << r.timed_ops << " timed operations; largest |sim - real| by event:";
     for (const auto& [name, ms] : r.skew_ms) io.out << " " << name << " " << ms << "ms";

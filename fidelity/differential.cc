@@ -9,6 +9,7 @@
 
 #include "fidelity/cases.h"
 #include "fidelity/shrink.h"
+#include "real/check_support.h"
 #include "real/event_loop.h"
 #include "real/proxy.h"
 #include "real/run.h"
@@ -247,6 +248,25 @@ std::optional<size_t> compare_runs(const Sequence& seq, const std::string& root,
   return first;
 }
 
+bool disturbed(const RunResult& sim, const RunResult& real) {
+  auto disconnected = [](const RawOutcome& o) {
+    std::array<bool, kSlots> slots{};
+    for (const RawEvent& e : o.events) {
+      if (e.subscription && e.state == zk::SessionState::kConnecting) slots[e.slot] = true;
+    }
+    return slots;
+  };
+  const size_t n = std::min(sim.outcomes.size(), real.outcomes.size());
+  for (size_t i = 0; i < n; ++i) {
+    const std::array<bool, kSlots> s = disconnected(sim.outcomes[i]);
+    const std::array<bool, kSlots> r = disconnected(real.outcomes[i]);
+    for (int slot = 0; slot < kSlots; ++slot) {
+      if (r[slot] && !s[slot]) return true;
+    }
+  }
+  return false;
+}
+
 namespace {
 
 // Runs `seq` on the real server (fresh sessions through fresh proxies); a proxy or restart
@@ -261,6 +281,31 @@ RunResult run_on_real(real::Cluster& cluster, const Sequence& seq, const std::st
     *setup_error = "a server restart failed: " + driver.restart_error();
   }
   return real;
+}
+
+// Runs `seq` on both backends under `root`; a run that disturbed() calls disturbed by the
+// machine is run again (both sides, after the cluster is made whole) under a fresh root
+// ("<root>-r1", ...), at most kDisturbedReruns times; *reruns counts the reruns. What the last
+// runs give is compared like any other: a difference that every rerun shows is a mismatch.
+std::pair<RunResult, RunResult> run_both(real::Cluster& cluster, const Sequence& seq,
+                                         std::string* root, uint64_t seed, int servers,
+                                         std::string* setup_error, uint64_t* reruns) {
+  const std::string base = *root;
+  RunResult sim = run_on_sim(seq, *root, seed, servers);
+  RunResult real = run_on_real(cluster, seq, *root, seed, setup_error);
+  for (int rerun = 1; rerun <= kDisturbedReruns && setup_error->empty() && disturbed(sim, real);
+       ++rerun) {
+    ++*reruns;
+    const std::string e = real::ensure_healthy(cluster, 30000);
+    if (!e.empty()) {
+      *setup_error = "the cluster was not whole before a rerun: " + e;
+      break;
+    }
+    *root = base + "-r" + std::to_string(rerun);
+    sim = run_on_sim(seq, *root, seed, servers);
+    real = run_on_real(cluster, seq, *root, seed, setup_error);
+  }
+  return {std::move(sim), std::move(real)};
 }
 
 std::vector<Normalized> normalized(const Sequence& seq, const RunResult& run,
@@ -292,9 +337,10 @@ std::string shrink_and_save(real::Cluster& cluster, const Options& options, uint
   std::string setup_error;
   uint64_t runs = 0;  // a fresh root for each of the shrinker's runs on the one server
   auto differs = [&](const Sequence& candidate) {
-    const std::string root = "/lss" + std::to_string(seed) + "-" + std::to_string(++runs);
-    const RunResult sim = run_on_sim(candidate, root, seed, options.servers);
-    const RunResult real = run_on_real(cluster, candidate, root, seed, &setup_error);
+    std::string root = "/lss" + std::to_string(seed) + "-" + std::to_string(++runs);
+    uint64_t reruns = 0;
+    const auto [sim, real] =
+        run_both(cluster, candidate, &root, seed, options.servers, &setup_error, &reruns);
     Report scratch;
     return setup_error.empty() &&
            compare_runs(candidate, root, seed, sim, real, 0, &scratch).has_value();
@@ -350,9 +396,9 @@ Report run_differential(const Options& options,
   for (uint64_t i = 0; i < options.sequences; ++i) {
     const uint64_t seed = options.seed + i;
     const Sequence seq = generate(seed, options.ops, g);
-    const std::string root = "/ls" + std::to_string(seed);
-    const RunResult sim = run_on_sim(seq, root, seed, options.servers);
-    const RunResult real = run_on_real(cluster, seq, root, seed, &report.setup_error);
+    std::string root = "/ls" + std::to_string(seed);
+    const auto [sim, real] = run_both(cluster, seq, &root, seed, options.servers,
+                                      &report.setup_error, &report.disturbed_reruns);
     if (keep_going && !keep_going(i)) {
       report.stopped = true;
       break;

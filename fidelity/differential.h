@@ -72,6 +72,8 @@ struct Report {
   uint64_t timed_ops = 0;
   std::map<std::string, int64_t> skew_ms;
   std::vector<Mismatch> shown;
+  // Sequences run again because the real run was disturbed (disturbed() below).
+  uint64_t disturbed_reruns = 0;
   std::vector<std::string> saved;      // "path (N operations)" of every case saved
   std::vector<std::string> not_saved;  // why a mismatching sequence was not saved
 };
@@ -112,6 +114,17 @@ CasesReport run_cases(const std::vector<Case>& cases, bool with_real);
 // is neither compared nor counted, and Report::stopped is set.
 Report run_differential(const Options& options,
                         const std::function<bool(uint64_t done)>& keep_going = {});
+
+// A real run disturbed by its machine: at some operation a slot's session reported a disconnect
+// (its subscription's kConnecting) on the real server and not on the simulator. No operation of
+// a sequence makes a server drop a connection without the simulator dropping it too; a loaded
+// machine does (a JVM or the client thread stalled past 2/3 of the 2 s session timeout, and the
+// C client gave the connection up). run_differential() runs such a sequence again, both sides,
+// under a fresh root, up to kDisturbedReruns times, and counts the reruns; a difference every
+// rerun shows is a mismatch like any other (a disconnect only the simulator shows never causes
+// a rerun).
+constexpr int kDisturbedReruns = 3;
+bool disturbed(const RunResult& sim, const RunResult& real);
 
 // The simulator side alone (for tests of the tester itself): a fresh World seeded `seed`.
 RunResult run_on_sim(const Sequence& seq, const std::string& root, uint64_t seed, int servers = 1);

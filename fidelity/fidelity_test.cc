@@ -127,6 +127,36 @@ TEST(FidelityCompare, AChangedReplyIsAMismatchOfItsKind) {
   }
 }
 
+TEST(FidelityCompare, OnlyADisconnectTheRealSideAloneShowsMakesARunDisturbed) {
+  // disturbed() (a rerun, not a verdict) fires for a real-side disconnect the simulator did not
+  // show at that operation, and for nothing else: not for the same disconnect on both sides,
+  // not for one the simulator alone shows (that is a mismatch to report), not for one at
+  // another operation of the same slot, not for a disconnect of the other slot.
+  const Sequence seq = generate(9, 40, GenerateOptions{.servers = 3});
+  const RunResult a = run_on_sim(seq, "/ls9", 9, 3);
+  ASSERT_TRUE(a.completed);
+  EXPECT_FALSE(disturbed(a, a));
+  const RawEvent drop{1, zk::EventType::kSession, zk::SessionState::kConnecting, "", true};
+  const RawEvent back{1, zk::EventType::kSession, zk::SessionState::kConnected, "", true};
+  RunResult real = a;
+  real.outcomes[12].events.push_back(drop);
+  real.outcomes[12].events.push_back(back);
+  EXPECT_TRUE(disturbed(a, real));
+  EXPECT_FALSE(disturbed(real, a));   // the simulator alone: a mismatch, never rerun
+  EXPECT_FALSE(disturbed(real, real));
+  RunResult elsewhere = a;
+  elsewhere.outcomes[13].events.push_back(drop);
+  EXPECT_TRUE(disturbed(real, elsewhere));  // op 13: the simulator showed its drop at op 12
+  RunResult watch_only = a;  // a watch's session event is not the subscription's disconnect
+  watch_only.outcomes[12].events.push_back(
+      RawEvent{1, zk::EventType::kSession, zk::SessionState::kConnecting, "/ls9/d", false});
+  EXPECT_FALSE(disturbed(a, watch_only));
+  // A disturbed run still compares as a mismatch: the rerun is the only leniency.
+  Report report;
+  EXPECT_EQ(compare_runs(seq, "/ls9", 9, a, real, 1, &report), std::optional<size_t>(12));
+  EXPECT_EQ(report.by_kind["events"], 1u);
+}
+
 TEST(FidelitySequence, EveryGeneratedOperationParsesBackToItself) {
   for (int servers : {1, 3}) {
     GenerateOptions g;
