@@ -133,7 +133,7 @@ DataTree::DataTree(uint64_t salt) : salt_(salt) {
   nodes_.emplace("/zookeeper/quota", Node{});
 }
 
-size_t DataTree::Hash::operator()(std::string_view s) const {
+size_t PathHash::operator()(std::string_view s) const {
   uint64_t h = s.size() * 0x9e3779b97f4a7c15ull;
   size_t i = 0;
   for (; i + 8 <= s.size(); i += 8) {

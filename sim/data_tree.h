@@ -41,6 +41,14 @@ void append_sequence(std::string* out, int32_t seq);
 std::string_view parent_of(std::string_view path);  // "/" for "/a"
 std::string_view name_of(std::string_view path);    // "a" for "/x/a"
 
+// The hash of a path-keyed unordered map (the tree's nodes, a server's watch tables): 8 bytes
+// at a time; transparent, so a string_view finds a std::string key. Used for lookups only:
+// nothing the simulator shows depends on the order it gives.
+struct PathHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const;
+};
+
 struct Node {
   std::string data;
   zk::Stat stat;
@@ -98,7 +106,6 @@ class DataTree {
   zk::Names children_in_order(const Node& node) const;
   // Ephemeral nodes per owning session (only sessions that own one), for the invariant that
   // no ephemeral outlives its session.
-  const std::map<uint64_t, uint32_t>& ephemeral_owners() const { return ephemerals_; }
   uint32_t ephemeral_count(zk::SessionId owner) const;
   // Containers and TTL nodes, by path (ContainerManager's candidates are found among them).
   const std::set<std::string>& reapable() const { return reapable_; }
@@ -110,19 +117,16 @@ class DataTree {
  private:
   // Paths hashed eight bytes at a time (std::hash's byte-wise Murmur was 2% of a simulated
   // request). Only lookups depend on it: nothing iterates nodes_ in its order.
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const;
-  };
   Node* find_mut(std::string_view path);
   uint64_t child_key(std::string_view name) const;
   void apply_create(const Txn& txn, std::vector<Trigger>* triggers);
   void apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Trigger>* triggers);
   void apply_set(const Txn& txn, std::vector<Trigger>* triggers);
 
-  std::unordered_map<std::string, Node, Hash, std::equal_to<>> nodes_;  // lookups only
+  std::unordered_map<std::string, Node, PathHash, std::equal_to<>> nodes_;  // lookups only
   uint64_t salt_;
-  std::map<uint64_t, uint32_t> ephemerals_;  // owner session -> ephemeral nodes it owns (> 0)
+  // owner session -> ephemeral nodes it owns (> 0); lookups only
+  std::unordered_map<uint64_t, uint32_t> ephemerals_;
   std::set<std::string> reapable_;           // containers and TTL nodes
 };
 

@@ -207,7 +207,6 @@ class World::Impl final : public EventFilter {
   Time next_check_{};  // when step() next runs check_sessions() (every tick of virtual time)
   std::vector<uint32_t> changed_;  // owners changed since the scheduler last asked
   uint64_t check_cursor_ = 0;  // the session check_sessions() checked last
-  uint64_t owner_cursor_ = 0;  // the ephemeral owner it checked last
 };
 
 }  // namespace lockstep::sim
