@@ -170,6 +170,11 @@ class ClientImpl final : public Client, public zk::Executor {
 
   World::Impl& w_;
   uint32_t index_;
+  // Read for every event the scheduler classifies and every session check: kept in the
+  // object's first cache line.
+  bool crashed_ = false;
+  bool paused_ = false;
+  bool partitioned_ = false;
   ClientOptions opt_;
   zk::FlatMap<zk::TimerId, zk::TimerCallback*> timers_;  // live ones: a few at a time
   zk::TimerId next_timer_ = 0;
@@ -200,9 +205,6 @@ class ClientImpl final : public Client, public zk::Executor {
   // be notified again (a server it can still fail over to may not have applied them yet).
   std::vector<zk::Zxid> herd_notified_;
   uint64_t requests_sent_ = 0;
-  bool crashed_ = false;
-  bool paused_ = false;
-  bool partitioned_ = false;
   // Pause and partition faults may overlap on one client: each starts one level and ends one;
   // the client resumes (heals) only when the last of them ends, and a fault that starts while
   // another is in force changes nothing (the read timeout still counts from the first).

@@ -8,15 +8,51 @@
 namespace lockstep::sim {
 namespace {
 
-// std heap functions build a max-heap: "later" compares as smaller. A function object, so
-// that the heap operations inline it.
-struct Later {
-  bool operator()(const Event& x, const Event& y) const {
-    if (x.at.us != y.at.us) return x.at.us > y.at.us;
-    return x.seq > y.seq;
+// The pending events: a 4-ary min-heap on (at, seq) in a vector. A node's four children lie
+// side by side (160 bytes), and the heap has half the levels of a binary one: with tens of
+// thousands of timers pending (a 10,000-client run) each level below the first few is a cache
+// miss. (at, seq) is a strict total order (seq is unique), so events leave in exactly the
+// order a binary heap gave.
+constexpr size_t kArity = 4;
+
+bool before(const Event& x, const Event& y) {
+  if (x.at.us != y.at.us) return x.at.us < y.at.us;
+  return x.seq < y.seq;
+}
+
+void heap_push(std::vector<Event>& h, const Event& e) {
+  size_t i = h.size();
+  h.push_back(e);
+  while (i > 0) {
+    const size_t parent = (i - 1) / kArity;
+    if (!before(e, h[parent])) break;
+    h[i] = h[parent];
+    i = parent;
   }
-};
-constexpr Later later;
+  h[i] = e;
+}
+
+// Removes h.front().
+void heap_pop(std::vector<Event>& h) {
+  const Event last = h.back();
+  h.pop_back();
+  const size_t n = h.size();
+  if (n == 0) return;
+  size_t i = 0;
+  for (;;) {
+    const size_t first = i * kArity + 1;
+    if (first >= n) break;
+    const size_t end = std::min(first + kArity, n);
+    size_t best = first;
+    for (size_t c = first + 1; c < end; ++c) {
+      if (before(h[c], h[best])) best = c;
+    }
+    if (!before(h[best], last)) break;
+    h[i] = h[best];
+    i = best;
+  }
+  h[i] = last;
+}
 
 // Task identities of the events that do not belong to a client (EventInfo::task).
 constexpr uint32_t kApplyTask = 0x10000;  // + the server's id
@@ -62,8 +98,7 @@ uint64_t Scheduler::push(Event e) {
     ready_.push(e);
     return e.seq;
   }
-  heap_.push_back(e);
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  heap_push(heap_, e);
   return e.seq;
 }
 
@@ -189,9 +224,8 @@ uint32_t Scheduler::choose_event() {
 
 void Scheduler::collect_due() {
   while (!heap_.empty() && heap_.front().at == now_) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    ready_.push(heap_.back());
-    heap_.pop_back();
+    ready_.push(heap_.front());
+    heap_pop(heap_);
   }
 }
 

@@ -75,7 +75,7 @@ class Scheduler {
   std::vector<uint32_t> conn_client_;  // connection id -> the client seen using it (0 unknown)
   Time now_{};
   uint64_t seq_ = 0;
-  std::vector<Event> heap_;   // min-heap on (at, seq)
+  std::vector<Event> heap_;   // 4-ary min-heap on (at, seq) (scheduler.cc)
   ReadyQueue ready_;         // candidates due at now_, in insertion order
   std::vector<uint32_t> changes_;  // scratch for EventFilter::take_changes
   std::vector<Decision> decisions_;

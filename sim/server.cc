@@ -474,7 +474,10 @@ void check_window(const Map& m, size_t budget, uint64_t* cursor, Check check) {
 }  // namespace
 
 void World::Impl::check_sessions() {
-  check_window(sessions_, kSessionChecks, &check_cursor_,
+  const uint64_t budget = (events_executed_ - checked_at_events_) / kEventsPerCheck;
+  if (budget == 0) return;
+  checked_at_events_ += budget * kEventsPerCheck;
+  check_window(sessions_, budget, &check_cursor_,
                [&](uint64_t id, const SessionRec& rec) { check_session(id, rec); });
 }
 
