@@ -8,6 +8,7 @@
 // terminal a progress line is kept on stderr; off a terminal nothing is drawn.
 #include <algorithm>
 #include <ostream>
+#include <string>
 
 #include "cli/cli.h"
 #ifdef LOCKSTEP_HAVE_FIDELITY
@@ -45,7 +46,11 @@ int run_saved_cases(const Args& args, const std::string& dir, const Io& io) {
     const bool ok = run.sim.empty() && run.real.empty();
     failed += ok ? 0 : 1;
     io.out << (ok ? "ok    " : "DIFF  ") << name << " (simulator"
-              << (run.real_ran ? " and real server" : "") << " against the recorded answers)\n";
+              << (run.real_ran ? " and real server" : "") << " against the recorded answers)"
+              << (run.reruns > 0 ? ", real run again " + std::to_string(run.reruns) +
+                                       "x (a session dropped by a loaded machine)"
+                                 : std::string())
+              << "\n";
     for (const std::string& d : run.sim) io.out << "  simulator: " << d << "\n";
     for (const std::string& d : run.real) io.out << "  real:      " << d << "\n";
   }

@@ -91,12 +91,13 @@ struct RecordResult {
 RecordResult record_case(const Options& options, const std::string& name, const std::string& note);
 
 // A saved case run on the simulator (always) and on a real server (when given), each against
-// the case's recorded answers (cases.h check_case). Its root is /lsc-<name>: run a case at most
-// once per server.
+// the case's recorded answers (cases.h check_case). Its root is /lsc-<name> (/lsc-<name>-rN for
+// a rerun of a disturbed real run): run a case at most once per server.
 struct CaseRun {
   std::vector<std::string> sim;
   std::vector<std::string> real;
   bool real_ran = false;
+  uint64_t reruns = 0;  // real runs disturbed by the machine and run again (disturbed())
 };
 CaseRun run_case(const Case& c, real::Cluster* cluster, uint64_t seed);
 
