@@ -101,6 +101,10 @@ zk::Task<zk::Result<Grant>> LockBase::acquire(zk::Time deadline) {
   ++stats_.attempts;
   zk::Result<Held> r = co_await attempt(deadline);
   h = &holder(task);  // other tasks may have added holders meanwhile (std::map: still valid)
+  // A grant decided from a reply the client read after it learned its session died (it paused
+  // between the reply and the code that reads it) is no grant: the node goes with the session,
+  // and an election would name a leader that owns no live node (election seed 258703).
+  if (r.ok() && session_dead()) r = zk::Result<Held>::failure(Error::kSessionExpired);
   if (!r.ok()) {
     h->phase = Phase::kIdle;
     announce_to(*h, RecipeEvent::kNotLeader);
