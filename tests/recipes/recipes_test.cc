@@ -600,6 +600,24 @@ TEST(Expiry, AbandonedSessionIsLostAtOnceWhileTheServerStillHoldsIt) {
   EXPECT_TRUE(b.holds());
 }
 
+// Steps `s`'s world one event at a time until client `client` logs an event of `kind` whose
+// text starts with `prefix` (at most 10,000 steps); false if it never does.
+bool step_until_logged(Scenario& s, uint32_t client, std::string_view kind,
+                       std::string_view prefix) {
+  for (int i = 0; i < 10000; ++i) {
+    const size_t seen = s.world.log().events().size();
+    if (!s.world.step()) return false;
+    const std::vector<sim::LoggedEvent>& ev = s.world.log().events();
+    for (size_t j = seen; j < ev.size(); ++j) {
+      if (ev[j].client == client && ev[j].kind == kind &&
+          std::string_view(ev[j].text).substr(0, prefix.size()) == prefix) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 TEST(Expiry, GatedSemaphoreLeaseLostWhileTheGateIsReleasedIsNotGranted) {
   // S7/S10 (semaphore-gated seed 10578): a wins a lease and is cut off from every server just as
   // it sends the gate's delete; the gate's release waits through the partition until the
@@ -611,18 +629,7 @@ TEST(Expiry, GatedSemaphoreLeaseLostWhileTheGateIsReleasedIsNotGranted) {
   Party& a = s.join("semaphore-gated", opts);
   s.run_for(milliseconds(50));
   s.acquire(a);
-  const std::string gate_delete = "delete /locks/test/locks/";
-  bool sent = false;
-  for (int i = 0; i < 10000 && !sent; ++i) {
-    const size_t seen = s.world.log().events().size();
-    ASSERT_TRUE(s.world.step());
-    const std::vector<sim::LoggedEvent>& ev = s.world.log().events();
-    for (size_t j = seen; j < ev.size(); ++j) {
-      sent = sent || (ev[j].client == 1 && ev[j].kind == "send" &&
-                      ev[j].text.compare(0, gate_delete.size(), gate_delete) == 0);
-    }
-  }
-  ASSERT_TRUE(sent);
+  ASSERT_TRUE(step_until_logged(s, 1, "send", "delete /locks/test/locks/"));
   s.inject(FaultKind::kPartition, 1, zk::seconds(3));
   s.run_for(zk::seconds(4));
   ASSERT_TRUE(a.acquired.done);
@@ -652,17 +659,7 @@ TEST(Expiry, AGrantReadAfterTheClientLearnedItsSessionDiedIsNotGranted) {
       Party& a = s.join(name);
       s.run_for(milliseconds(50));
       s.acquire(a);
-      bool listed = false;
-      for (int i = 0; i < 10000 && !listed; ++i) {
-        const size_t seen = s.world.log().events().size();
-        ASSERT_TRUE(s.world.step());
-        const std::vector<sim::LoggedEvent>& ev = s.world.log().events();
-        for (size_t j = seen; j < ev.size(); ++j) {
-          listed = listed || (ev[j].client == 1 && ev[j].kind == "reply" &&
-                              ev[j].text.compare(0, 12, "get_children") == 0);
-        }
-      }
-      ASSERT_TRUE(listed);
+      ASSERT_TRUE(step_until_logged(s, 1, "reply", "get_children"));
       s.inject(FaultKind::kPause, 1, milliseconds(700));
       s.run_for(milliseconds(10));
       if (a.acquired.done) continue;  // the grant ran before the pause: a real grant
