@@ -358,28 +358,34 @@ namespace {
 // excuses more.
 std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
                                    const ServerView* server) {
-  // Each client's lock-node creations on the leader, by history position.
-  std::map<uint32_t, std::vector<uint64_t>> created;
+  // Each client's lock-node creations on the leader: (history position, the leader's apply
+  // order). Creations with no history event between them share a position; the apply order
+  // (ServerView::nodes lists the leader's in zxid order) says which queued first (semaphore-gated
+  // seed 401705: c2's three gate nodes and the waiter's, all at one position, c2's first).
+  using Created = std::pair<uint64_t, size_t>;
+  constexpr Created kNone{UINT64_MAX, SIZE_MAX};
+  std::map<uint32_t, std::vector<Created>> created;
   if (server != nullptr && server->observed) {
-    for (const ServerView::NodeChange& n : server->nodes) {
-      if (n.created && n.server == 1 && n.client != 0) created[n.client].push_back(n.position);
+    for (size_t i = 0; i < server->nodes.size(); ++i) {
+      const ServerView::NodeChange& n = server->nodes[i];
+      if (n.created && n.server == 1 && n.client != 0) created[n.client].push_back({n.position, i});
     }
   }
-  // Did `client` create a node in (after, upto]: the first such position, or UINT64_MAX.
+  // Did `client` create a node in (after, upto] (by position): the first such, or kNone.
   auto first_created = [&](uint32_t client, uint64_t after, uint64_t upto) {
     auto it = created.find(client);
-    if (it == created.end()) return UINT64_MAX;
-    for (uint64_t p : it->second) {
-      if (p > after && p <= upto) return p;
+    if (it == created.end()) return kNone;
+    for (const Created& c : it->second) {
+      if (c.first > after && c.first <= upto) return c;
     }
-    return UINT64_MAX;
+    return kNone;
   };
   auto last_created = [&](uint32_t client, uint64_t after, uint64_t upto) {
-    uint64_t out = UINT64_MAX;
+    Created out = kNone;
     auto it = created.find(client);
     if (it == created.end()) return out;
-    for (uint64_t p : it->second) {
-      if (p > after && p <= upto) out = p;
+    for (const Created& c : it->second) {
+      if (c.first > after && c.first <= upto) out = c;
     }
     return out;
   };
@@ -416,10 +422,10 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
         if (done == waiting.end() || holder == done->first) continue;
         bool ahead = inv > done->second;  // invoked before the waiter
         if (!ahead) {                     // or queued before it at the server
-          const uint64_t theirs = first_created(e.client, done->second, e.index);
-          const uint64_t mine = last_created(holder.first, inv, e.index);
+          const Created theirs = first_created(e.client, done->second, e.index);
+          const Created mine = last_created(holder.first, inv, e.index);
           // (the waiter's client has no node yet: the holder's is ahead of it too)
-          ahead = theirs != UINT64_MAX && (mine == UINT64_MAX || theirs < mine);
+          ahead = theirs != kNone && (mine == kNone || theirs < mine);
         }
         if (ahead) served[holder] = e.at;
       }

@@ -561,6 +561,46 @@ TEST(Liveness, AHolderQueuedAheadAtTheServerIsServedFirstThoughInvokedLater) {
   EXPECT_FALSE(check_liveness(b.h, o, tree).ok);
 }
 
+// Nodes created with no history event between them share a position; the leader's apply order
+// (ServerView::nodes) says which queued first (semaphore-gated seed 401705: c2's gate nodes
+// and the waiter's, created in one gap, c2's first). Here c1's node shares c5's position: listed
+// after c5's, c5 was ahead and served, so c1 was never asleep; listed before, c5 was behind it
+// and its whole turn was c1's lost wake-up.
+TEST(Liveness, NodesAtOnePositionAreOrderedByTheLeadersApplyOrder) {
+  TreeSnapshot tree;
+  LivenessOptions o = wakeups_within(zk::milliseconds(5), 2);
+  Builder b;
+  b.add(1, Type::kInvoke, Op::kAcquire);
+  std::vector<uint64_t> invoked;
+  for (uint32_t c = 2; c <= 5; ++c) {
+    invoked.push_back(b.h.size());
+    b.acquire(c, c);
+    b.release(c);
+  }
+  b.grant(1, 6);
+  for (uint32_t c = 1; c <= 5; ++c) b.info(c, Op::kDone);
+  auto node = [](uint64_t position, uint32_t client) {
+    ServerView::NodeChange n;
+    n.position = position;
+    n.created = true;
+    n.client = client;
+    n.path = "/l/lock-" + std::to_string(position) + "-" + std::to_string(client);
+    return n;
+  };
+  ServerView tie_after;  // c5's node, then c1's, at one position
+  tie_after.observed = true;
+  for (uint32_t c = 2; c <= 5; ++c) tie_after.nodes.push_back(node(invoked[c - 2] + 1, c));
+  tie_after.nodes.push_back(node(invoked[3] + 1, 1));
+  const Verdict ok = check_liveness(b.h, o, tree, &tie_after);
+  EXPECT_TRUE(ok.ok) << ok.message;
+
+  ServerView tie_before = tie_after;  // c1's node, then c5's
+  std::swap(tie_before.nodes[3], tie_before.nodes[4]);
+  const Verdict v = check_liveness(b.h, o, tree, &tie_before);
+  ASSERT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("lost wake-up"), std::string::npos) << v.message;
+}
+
 // A gate queue whose head times out: c1 waits first and gives up (its acquire fails after 4 ms
 // of work and cleanup), and c2, queued behind it while the room is free, is granted 3 ms after
 // that, 7 ms after it began waiting: the queue ahead was served (semaphore-gated seed 70403,
