@@ -521,6 +521,30 @@ TEST(Liveness, WaiterBehindAServedQueueIsNotALostWakeupButAPassedOverOneIs) {
   EXPECT_NE(v.message.find("lost wake-up"), std::string::npos) << v.message;
 }
 
+// c1 invokes an acquire and waits while c2..c5 each acquire and release in turn; then c1 is
+// granted. *invoked: the history index of c2..c5's invocations; returns c1's grant's index.
+uint64_t c1_waits_while_four_take_turns(Builder* b, std::vector<uint64_t>* invoked) {
+  b->add(1, Type::kInvoke, Op::kAcquire);
+  for (uint32_t c = 2; c <= 5; ++c) {
+    invoked->push_back(b->h.size());
+    b->acquire(c, c);
+    b->release(c);
+  }
+  const uint64_t granted = b->grant(1, 6);
+  for (uint32_t c = 1; c <= 5; ++c) b->info(c, Op::kDone);
+  return granted;
+}
+
+// A lock node `client` created on the leader at history `position`.
+ServerView::NodeChange created_node(uint64_t position, uint32_t client) {
+  ServerView::NodeChange n;
+  n.position = position;
+  n.created = true;
+  n.client = client;
+  n.path = "/l/lock-" + std::to_string(position) + "-" + std::to_string(client);
+  return n;
+}
+
 // Arrival is queue order where the server saw it: c1 invokes first but its client creates its
 // node last, so c2..c5, granted in turn, were ahead of it (two clients' acquires race to the
 // server: semaphore-gated seed 163285). With c1's node first they passed it over, as without a
@@ -529,27 +553,12 @@ TEST(Liveness, AHolderQueuedAheadAtTheServerIsServedFirstThoughInvokedLater) {
   TreeSnapshot tree;
   LivenessOptions o = wakeups_within(zk::milliseconds(5), 2);
   Builder b;
-  b.add(1, Type::kInvoke, Op::kAcquire);
   std::vector<uint64_t> invoked;
-  for (uint32_t c = 2; c <= 5; ++c) {
-    invoked.push_back(b.h.size());
-    b.acquire(c, c);
-    b.release(c);
-  }
-  const uint64_t granted = b.grant(1, 6);
-  for (uint32_t c = 1; c <= 5; ++c) b.info(c, Op::kDone);
-  auto node = [](uint64_t position, uint32_t client) {
-    ServerView::NodeChange n;
-    n.position = position;
-    n.created = true;
-    n.client = client;
-    n.path = "/l/lock-" + std::to_string(position);
-    return n;
-  };
+  const uint64_t granted = c1_waits_while_four_take_turns(&b, &invoked);
   ServerView late;  // c1's node after everyone's
   late.observed = true;
-  for (uint32_t c = 2; c <= 5; ++c) late.nodes.push_back(node(invoked[c - 2] + 1, c));
-  late.nodes.push_back(node(granted, 1));
+  for (uint32_t c = 2; c <= 5; ++c) late.nodes.push_back(created_node(invoked[c - 2] + 1, c));
+  late.nodes.push_back(created_node(granted, 1));
   const Verdict ok = check_liveness(b.h, o, tree, &late);
   EXPECT_TRUE(ok.ok) << ok.message;
 
@@ -570,27 +579,12 @@ TEST(Liveness, NodesAtOnePositionAreOrderedByTheLeadersApplyOrder) {
   TreeSnapshot tree;
   LivenessOptions o = wakeups_within(zk::milliseconds(5), 2);
   Builder b;
-  b.add(1, Type::kInvoke, Op::kAcquire);
   std::vector<uint64_t> invoked;
-  for (uint32_t c = 2; c <= 5; ++c) {
-    invoked.push_back(b.h.size());
-    b.acquire(c, c);
-    b.release(c);
-  }
-  b.grant(1, 6);
-  for (uint32_t c = 1; c <= 5; ++c) b.info(c, Op::kDone);
-  auto node = [](uint64_t position, uint32_t client) {
-    ServerView::NodeChange n;
-    n.position = position;
-    n.created = true;
-    n.client = client;
-    n.path = "/l/lock-" + std::to_string(position) + "-" + std::to_string(client);
-    return n;
-  };
+  c1_waits_while_four_take_turns(&b, &invoked);
   ServerView tie_after;  // c5's node, then c1's, at one position
   tie_after.observed = true;
-  for (uint32_t c = 2; c <= 5; ++c) tie_after.nodes.push_back(node(invoked[c - 2] + 1, c));
-  tie_after.nodes.push_back(node(invoked[3] + 1, 1));
+  for (uint32_t c = 2; c <= 5; ++c) tie_after.nodes.push_back(created_node(invoked[c - 2] + 1, c));
+  tie_after.nodes.push_back(created_node(invoked[3] + 1, 1));
   const Verdict ok = check_liveness(b.h, o, tree, &tie_after);
   EXPECT_TRUE(ok.ok) << ok.message;
 
