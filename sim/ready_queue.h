@@ -5,7 +5,8 @@
 // thousand clients, thousands of events fall due at one instant; a vector erased in the middle
 // and re-classified whole at every step made each step O(candidates). Here:
 //   - candidates sit in slots in the order they came (a removed one leaves a hole), with a
-//     Fenwick tree over the live ones: the i-th live candidate and its removal cost O(log n);
+//     Fenwick tree over the live ones once there are more than a few: the i-th live candidate
+//     and its removal cost O(log n) (below that, the i-th is found by counting);
 //   - filter() classifies the candidates that came since the last call, and again only those of
 //     the owners whose state changed (EventFilter::take_changes; an index owner -> slots), or
 //     all of them when more than a few owners changed;
@@ -34,16 +35,21 @@ class ReadyQueue {
   void push(const Event& e) {
     if (live_ == 0 && !slots_.empty()) clear();  // all taken: start the slots again
     slots_.push_back(Slot{e, 0, true});
+    ++live_;
+    if (!indexed_) {
+      if (slots_.size() > kScanned) build_tree();
+      return;
+    }
     tree_.push_back(0);
     const size_t k = slots_.size();  // 1-based index of the new slot
     // tree_[k] covers (k - lowbit(k), k]: the live ones before it in that range, and itself.
     tree_[k - 1] = static_cast<int32_t>(prefix(k - 1) - prefix(k - (k & (~k + 1))) + 1);
-    ++live_;
   }
 
   void clear() {
     slots_.clear();
     tree_.clear();
+    indexed_ = false;
     clear_owner_lists();
     live_ = 0;
     classified_ = 0;
@@ -123,6 +129,7 @@ class ReadyQueue {
     LOCKSTEP_ASSERT(slots_[s].live);
     slots_[s].live = false;
     --live_;
+    if (!indexed_) return;
     for (size_t k = s + 1; k <= tree_.size(); k += k & (~k + 1)) --tree_[k - 1];
   }
 
@@ -133,6 +140,11 @@ class ReadyQueue {
   }
 
   size_t select(size_t i) const {  // the slot of the i-th live one (0-based)
+    if (!indexed_) {  // a few slots: counted in place
+      for (size_t s = 0;; ++s) {
+        if (slots_[s].live && i-- == 0) return s;
+      }
+    }
     size_t pos = 0;
     int64_t remaining = static_cast<int64_t>(i) + 1;
     size_t step = 1;
@@ -155,14 +167,25 @@ class ReadyQueue {
     }
     slots_.resize(keep);
     classified_ = classified;
-    tree_.assign(keep, 0);
-    for (size_t k = 1; k <= keep; ++k) {
-      tree_[k - 1] += 1;
-      const size_t parent = k + (k & (~k + 1));
-      if (parent <= keep) tree_[parent - 1] += tree_[k - 1];
+    if (keep > kScanned) {
+      build_tree();
+    } else {
+      tree_.clear();
+      indexed_ = false;
     }
     clear_owner_lists();
     for (size_t s = 0; s < classified_; ++s) list_slot(s);
+  }
+
+  void build_tree() {  // the Fenwick tree over the slots as they are
+    const size_t n = slots_.size();
+    tree_.assign(n, 0);
+    for (size_t k = 1; k <= n; ++k) {
+      tree_[k - 1] += slots_[k - 1].live ? 1 : 0;
+      const size_t parent = k + (k & (~k + 1));
+      if (parent <= n) tree_[parent - 1] += tree_[k - 1];
+    }
+    indexed_ = true;
   }
 
   void list_slot(size_t s) {  // files classified slot s under its owner
@@ -178,6 +201,10 @@ class ReadyQueue {
   }
 
   std::vector<Slot> slots_;
+  // Up to this many slots the i-th live one is found by counting: cheaper than keeping the tree
+  // for the handful of candidates most instants have.
+  static constexpr size_t kScanned = 32;
+  bool indexed_ = false;  // tree_ is kept (more than kScanned slots since the last clear)
   std::vector<int32_t> tree_;  // Fenwick tree over slots_[i].live (1-based: tree_[k - 1])
   std::vector<std::vector<uint32_t>> by_owner_;  // owner -> its classified slots, in order
   std::vector<uint32_t> listed_owners_;  // owners whose list may be non-empty
