@@ -61,11 +61,16 @@ class RingQueue {
   const T& front() const { return (*this)[0]; }
   const T& back() const { return (*this)[size_ - 1]; }
 
-  void push_back(T v) {
-    if (size_ == cap_) grow();
-    ::new (static_cast<void*>(data_ + ((head_ + size_) & (cap_ - 1)))) T(std::move(v));
-    ++size_;
+  // One move into place (messages are large); `v` may be an element of this queue.
+  void push_back(T&& v) {
+    if (size_ == cap_) {
+      T held(std::move(v));  // grow() moves the elements, `v` among them perhaps
+      grow();
+      return place(std::move(held));
+    }
+    place(std::move(v));
   }
+  void push_back(const T& v) { push_back(T(v)); }
   // REQUIRES: !empty().
   void pop_front() {
     LOCKSTEP_ASSERT(size_ > 0);
@@ -108,6 +113,10 @@ class RingQueue {
   const_iterator end() const { return {this, size_}; }
 
  private:
+  void place(T&& v) {
+    ::new (static_cast<void*>(data_ + ((head_ + size_) & (cap_ - 1)))) T(std::move(v));
+    ++size_;
+  }
   void grow() {
     // From one slot: most queues (a connection's channels, a mailbox) hold one or two at a
     // time, and ten thousand clients' queues of four were a third of their memory.

@@ -143,7 +143,7 @@ struct CacheCloser {
 };
 
 // The slow path of a small allocation of class c: the pool, then a new span, then malloc.
-void* refill(size_t c) {
+[[gnu::noinline]] void* refill(size_t c) {
   ThreadCache& t = t_cache;
   if (!t.closed) {
     static thread_local CacheCloser closer;  // registered once per thread, on its first refill
@@ -189,15 +189,18 @@ void* allocate(size_t n) {
   return std::malloc(n);
 }
 
+// A free on a thread whose cache is closed: to the pool (kept out of line, so that the common
+// path needs no registers saved).
+[[gnu::noinline, gnu::cold]] void release_to_pool(Block* b, size_t c) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  b->next = g_pool[c];
+  g_pool[c] = b;
+}
+
 void release(void* p, size_t c) {
   ThreadCache& t = t_cache;
   Block* b = static_cast<Block*>(p);
-  if (t.closed) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    b->next = g_pool[c];
-    g_pool[c] = b;
-    return;
-  }
+  if (t.closed) return release_to_pool(b, c);
   b->next = t.free[c];
   t.free[c] = b;
 }
