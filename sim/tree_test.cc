@@ -134,6 +134,33 @@ TEST(TreeTest, PathValidation) {
   EXPECT_EQ(s->value.path, "/q/0000000000");
 }
 
+// The same verdicts wherever the offending text falls in a long path (valid_path skips ordinary
+// characters eight at a time): at every offset, and with ordinary text around it.
+TEST(TreeTest, PathValidationAtEveryOffsetOfALongPath) {
+  const std::string filler = "abcdefghijklmnopqrstuvwxyz-_ABCDEF0123456789";
+  for (const char* bad : {"\x01", "\x1f", "\x7f", "\xc2\x85", "\xc3", "\xed\xa0\x80",
+                          "\xef\xbf\xb0", "\xf0\x9f\x98\x80", "\xc0\xaf", "//", "/./", "/../"}) {
+    for (size_t at = 0; at <= 24; ++at) {
+      const std::string path = "/" + filler.substr(0, at) + bad + filler.substr(at, 17);
+      EXPECT_FALSE(lockstep::sim::valid_path(path)) << at << " " << path;
+    }
+  }
+  EXPECT_FALSE(lockstep::sim::valid_path("//" + filler));
+  EXPECT_FALSE(lockstep::sim::valid_path("/" + filler + "/"));
+  EXPECT_FALSE(lockstep::sim::valid_path("/" + filler + "/."));
+  EXPECT_FALSE(lockstep::sim::valid_path("/" + filler + "/.."));
+  for (size_t at = 0; at <= 24; ++at) {
+    for (const char* good : {".", "..", "...", "\xc3\xa9", "\xe2\x82\xac", " ", "~"}) {
+      const std::string path = "/" + filler.substr(0, at) + good + filler.substr(at, 17);
+      EXPECT_TRUE(lockstep::sim::valid_path(path)) << at << " " << path;
+      EXPECT_TRUE(lockstep::sim::valid_path(path + "/" + good + "x" + filler)) << path;
+    }
+    const std::string dir = "/" + filler.substr(0, at + 1);
+    EXPECT_TRUE(lockstep::sim::valid_path(dir + "/", true)) << dir;
+    EXPECT_FALSE(lockstep::sim::valid_path(dir + "/", false)) << dir;
+  }
+}
+
 // The sequence counter counts every successful child create (sequential or not), ignores
 // failed creates and deletes, and wraps from INT32_MAX to INT32_MIN.
 TEST(TreeTest, SequenceCounter) {
