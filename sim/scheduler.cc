@@ -222,6 +222,16 @@ uint32_t Scheduler::choose_event() {
   return chosen;
 }
 
+// Is the heap's first event the only one due at its time? (The second earliest is one of the
+// first's children.)
+bool Scheduler::alone_at_front() const {
+  const size_t n = std::min(heap_.size(), kArity + 1);
+  for (size_t c = 1; c < n; ++c) {
+    if (heap_[c].at == heap_.front().at) return false;
+  }
+  return true;
+}
+
 void Scheduler::collect_due() {
   while (!heap_.empty() && heap_.front().at == now_) {
     ready_.push(heap_.front());
@@ -247,6 +257,24 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
     if (ready_.empty()) {
       if (heap_.empty() || heap_.front().at > limit) return false;
       now_ = heap_.front().at;
+      if (alone_at_front()) {
+        // Most instants have one event (nine in ten of a lock loop's): nothing to choose, and
+        // no other candidate whose classification a state change could alter. It is classified
+        // as a candidate would be, without passing through the ready queue.
+        const Event e = heap_.front();
+        heap_pop(heap_);
+        filter.take_changes(&changes_);  // no candidate is waiting: nothing to classify again
+        changes_.clear();
+        const Disposition d = filter.classify(e);
+        if (d == Disposition::kDefer) filter.defer(e);
+        if (d != Disposition::kRun) continue;
+        *out = e;
+        if (observing_) {
+          current_ = info(*out);
+          running_ = true;
+        }
+        return true;
+      }
     }
     collect_due();
     filter_ready(filter);

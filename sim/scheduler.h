@@ -56,6 +56,7 @@ class Scheduler {
   uint64_t pending_digest() const;
 
  private:
+  bool alone_at_front() const;
   void collect_due();
   void filter_ready(EventFilter& filter);
   void record(ChoiceKind kind, uint32_t n, uint32_t chosen);
