@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -104,7 +105,9 @@ struct ServerEntry {
   Request req;
   bool read = true;
   zk::Zxid target;  // writes: reply once the server applied this zxid
-  DownMsg reply;    // writes: prepared by the leader
+  // Writes: prepared by the leader; null for a read (whose reply is made when it is served),
+  // so that a read's entry does not carry, move and destroy an unused reply.
+  std::unique_ptr<DownMsg> reply;
 };
 
 struct Connection {

@@ -171,7 +171,8 @@ void World::Impl::set_watches(Server& s, Connection& c, const UpMsg& m) {
 
 void World::Impl::forward(Connection& c, ServerEntry& e) {
   Request& r = e.req;
-  DownMsg& rep = e.reply;
+  e.reply = std::make_unique<DownMsg>();
+  DownMsg& rep = *e.reply;
   rep.type = DownType::kReply;
   rep.xid = r.xid;
   rep.op = r.op;
@@ -204,15 +205,16 @@ void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
     case Op::kSetData: err = tree.prepare_set(r.path, r.data, r.version, txn, true); break;
     default: LOCKSTEP_ASSERT(false && "not a mutation");
   }
-  e.reply.err = err;
+  DownMsg& rep = *e.reply;
+  rep.err = err;
   if (err != Error::kOk) {
-    e.reply.path = std::move(e.req.path);
+    rep.path = std::move(e.req.path);
     return;
   }
-  e.reply.path = txn->path;
+  rep.path = txn->path;
   e.target = commit(std::move(*txn));
-  const Node* n = leader().tree.find(e.reply.path);
-  if (n != nullptr) e.reply.stat = n->stat;
+  const Node* n = leader().tree.find(rep.path);
+  if (n != nullptr) rep.stat = n->stat;
 }
 
 zk::Zxid World::Impl::commit(Txn txn) {
@@ -363,7 +365,7 @@ void World::Impl::pump(Connection& c) {
       s.blocked.insert(c.id);
       return;
     }
-    DownMsg reply = e.read ? execute_read(s, c, e.req) : std::move(e.reply);
+    DownMsg reply = e.read ? execute_read(s, c, e.req) : std::move(*e.reply);
     reply.zxid = s.applied;
     const bool lose = e.req.lose_reply;
     const bool closing = e.req.op == Op::kClose;

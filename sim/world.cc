@@ -150,7 +150,14 @@ void World::Impl::herd_request(zk::Zxid zxid) {
 
 HerdRecord* World::Impl::herd_record(zk::Zxid zxid) {
   if (zxid.value == 0 || herd_.empty()) return nullptr;
-  if (herd_.back().zxid == zxid) return &herd_.back();  // the usual case: the latest delete
+  // Usually one of the latest deletes: looked for from the end before a search of the whole
+  // record (which grows by one per delete for the whole run).
+  const size_t recent = std::min<size_t>(herd_.size(), 8);
+  for (size_t k = 1; k <= recent; ++k) {
+    HerdRecord& r = herd_[herd_.size() - k];
+    if (r.zxid == zxid) return &r;
+    if (r.zxid < zxid) return nullptr;  // in zxid order: not recorded
+  }
   auto it = std::lower_bound(herd_.begin(), herd_.end(), zxid,
                              [](const HerdRecord& r, zk::Zxid z) { return r.zxid < z; });
   return it != herd_.end() && it->zxid == zxid ? &*it : nullptr;
