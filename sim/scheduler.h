@@ -7,6 +7,8 @@
 // the candidates. Before a choice, every candidate is classified by the EventFilter: dead ones
 // (cancelled timers, messages of a closed connection) are dropped, events of a paused client
 // are handed back for deferral. Every decision with n >= 2 is recorded and hashed into the log.
+// An event alone at its instant (most are) is classified the same way without passing through
+// the ready queue.
 //
 // Event-aware strategies (Strategy::observes_events) see each kNextEvent choice as a list of
 // EventInfo and are told what every event did once it ran. The scheduler derives that from
