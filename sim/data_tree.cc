@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstring>
 
+#include "sim/words.h"
 #include "zk/invariant.h"
 #include "zk/random.h"
 
@@ -175,16 +176,7 @@ size_t PathHash::operator()(std::string_view s) const {
     h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
     h ^= h >> 29;
   }
-  // The last 0..7 bytes: the top of the word that ends the path when it is 8 bytes or longer
-  // (one load instead of a byte loop), else byte by byte.
-  uint64_t tail = 0;
-  const size_t rest = s.size() - i;
-  if (rest > 0 && s.size() >= 8) {
-    std::memcpy(&tail, s.data() + s.size() - 8, 8);
-    tail >>= 8 * (8 - rest);
-  } else {
-    for (size_t k = s.size(); k > i; --k) tail = (tail << 8) | static_cast<unsigned char>(s[k - 1]);
-  }
+  const uint64_t tail = tail_word(s, i);
   h = (h ^ tail) * 0x94d049bb133111ebull;
   return static_cast<size_t>(h ^ (h >> 31));
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/world.h"
+#include "sim/words.h"
 
 namespace lockstep::sim {
 namespace {
@@ -21,29 +22,7 @@ uint64_t mix_bytes(uint64_t h, std::string_view s) {
     std::memcpy(&w, s.data() + i, 8);
     h = mix64(h, w);
   }
-  // The last 0..7 bytes as a little-endian word (zero above them): the top of the word that
-  // ends the string when it is 8 bytes or longer, else from loads of fixed sizes (a memcpy of
-  // a length not known at compile time is a call into libc, made for every event; a byte loop
-  // ran for every event's kind).
-  uint64_t tail = 0;
-  const size_t rest = s.size() - i;
-  const char* p = s.data();
-  const size_t n = s.size();
-  if (n >= 8) {
-    if (rest > 0) {
-      std::memcpy(&tail, p + n - 8, 8);
-      tail >>= 8 * (8 - rest);
-    }
-  } else if (n >= 4) {  // 4..7 bytes: two 4-byte loads that overlap (the same bytes in both)
-    uint32_t lo;
-    uint32_t hi;
-    std::memcpy(&lo, p, 4);
-    std::memcpy(&hi, p + n - 4, 4);
-    tail = lo | (static_cast<uint64_t>(hi) << (8 * (n - 4)));
-  } else if (n > 0) {  // 1..3 bytes: the first, the middle and the last cover them
-    const auto byte = [&](size_t k) { return static_cast<uint64_t>(static_cast<unsigned char>(p[k])); };
-    tail = byte(0) | byte(n / 2) << (8 * (n / 2)) | byte(n - 1) << (8 * (n - 1));
-  }
+  const uint64_t tail = tail_word(s, i);
   return mix64(h, tail ^ (static_cast<uint64_t>(s.size()) << 56));
 }
 

@@ -36,7 +36,7 @@ class ReadyQueue {
     if (live_ == 0 && !slots_.empty()) clear();  // all taken: start the slots again
     slots_.push_back(Slot{e, 0, true});
     ++live_;
-    if (!indexed_) {
+    if (!indexed()) {
       if (slots_.size() > kScanned) build_tree();
       return;
     }
@@ -49,7 +49,6 @@ class ReadyQueue {
   void clear() {
     slots_.clear();
     tree_.clear();
-    indexed_ = false;
     clear_owner_lists();
     live_ = 0;
     classified_ = 0;
@@ -129,7 +128,7 @@ class ReadyQueue {
     LOCKSTEP_ASSERT(slots_[s].live);
     slots_[s].live = false;
     --live_;
-    if (!indexed_) return;
+    if (!indexed()) return;
     for (size_t k = s + 1; k <= tree_.size(); k += k & (~k + 1)) --tree_[k - 1];
   }
 
@@ -140,7 +139,7 @@ class ReadyQueue {
   }
 
   size_t select(size_t i) const {  // the slot of the i-th live one (0-based)
-    if (!indexed_) {  // a few slots: counted in place
+    if (!indexed()) {  // a few slots: counted in place
       for (size_t s = 0;; ++s) {
         if (slots_[s].live && i-- == 0) return s;
       }
@@ -171,7 +170,6 @@ class ReadyQueue {
       build_tree();
     } else {
       tree_.clear();
-      indexed_ = false;
     }
     clear_owner_lists();
     for (size_t s = 0; s < classified_; ++s) list_slot(s);
@@ -185,7 +183,6 @@ class ReadyQueue {
       const size_t parent = k + (k & (~k + 1));
       if (parent <= n) tree_[parent - 1] += tree_[k - 1];
     }
-    indexed_ = true;
   }
 
   void list_slot(size_t s) {  // files classified slot s under its owner
@@ -204,7 +201,8 @@ class ReadyQueue {
   // Up to this many slots the i-th live one is found by counting: cheaper than keeping the tree
   // for the handful of candidates most instants have.
   static constexpr size_t kScanned = 32;
-  bool indexed_ = false;  // tree_ is kept (more than kScanned slots since the last clear)
+  // Is the tree kept? (Built once the slots pass kScanned, dropped with them.)
+  bool indexed() const { return !tree_.empty(); }
   std::vector<int32_t> tree_;  // Fenwick tree over slots_[i].live (1-based: tree_[k - 1])
   std::vector<std::vector<uint32_t>> by_owner_;  // owner -> its classified slots, in order
   std::vector<uint32_t> listed_owners_;  // owners whose list may be non-empty
