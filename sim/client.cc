@@ -151,7 +151,7 @@ Duration ClientImpl::extra_delay(Time at) const {
 // ---- operations ----
 
 template <class R>
-zk::Future<R> ClientImpl::submit(Request req, zk::Watch* watch, zk::WatchKind kind) {
+zk::Future<R> ClientImpl::submit(Request&& req, zk::Watch* watch, zk::WatchKind kind) {
   if (state_ == SessionState::kExpired || state_ == SessionState::kClosed) {
     return zk::Future<R>::ready(R::failure(Error::kInvalidState));
   }
@@ -170,8 +170,8 @@ zk::Future<R> ClientImpl::submit(Request req, zk::Watch* watch, zk::WatchKind ki
   w_.count_request(index_, op_name(req.op), req.path);
   if (herd_zxid.value != 0) w_.herd_request(herd_zxid);
   log_send(req);
-  pending_.push_back(
-      Pending{std::move(req), false, std::move(promise), watch != nullptr ? *watch : zk::Watch()});
+  pending_.emplace_back(std::move(req), false, std::move(promise),
+                        watch != nullptr ? *watch : zk::Watch());
   if (conn_ != 0) send(pending_.back());
   return f;
 }
@@ -203,10 +203,8 @@ void ClientImpl::send(Pending& p) {
   p.sent = true;
   Connection* c = w_.conn(conn_);
   LOCKSTEP_ASSERT(c != nullptr);
-  UpMsg m;
-  m.type = UpType::kRequest;
-  m.req = std::move(p.req);  // keeps op/xid/flags; the server echoes the path back
-  w_.send_up(*c, std::move(m));
+  // Moved into the message (op, xid and flags stay with `p`); the server echoes the path back.
+  w_.send_request(*c, std::move(p.req));
 }
 
 zk::Future<zk::Result<zk::Created>> ClientImpl::create(std::string path, std::string data,

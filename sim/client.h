@@ -143,7 +143,7 @@ class ClientImpl final : public Client, public zk::Executor {
   };
 
   template <class R>
-  zk::Future<R> submit(Request req, zk::Watch* watch, zk::WatchKind kind);
+  zk::Future<R> submit(Request&& req, zk::Watch* watch, zk::WatchKind kind);
   void send(Pending& p);
   void log_send(const Request& r);
   static void fail(Pending& p, zk::Error e);

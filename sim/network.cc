@@ -74,14 +74,29 @@ void World::Impl::push_delivery(Connection& c, bool up, Time at, uint64_t seq) {
   push(Event{at, 0, up ? EventTag::kToServer : EventTag::kToClient, up ? 0 : c.client, c.id, seq});
 }
 
-void World::Impl::send_up(Connection& c, UpMsg&& m) {
-  if (!c.client_open || !c.server_open) return;
+UpMsg& World::Impl::enqueue_up(Connection& c) {
   const Time at = std::max(now() + latency(c.client), c.up_last);
   c.up_last = at;
+  UpMsg& m = c.up.emplace_back();
   m.seq = ++c.up_seq;
   m.arrival = at;
-  c.up.push_back(std::move(m));
   push_delivery(c, true, at, c.up_seq);
+  return m;
+}
+
+void World::Impl::send_up(Connection& c, UpMsg&& m) {
+  if (!c.client_open || !c.server_open) return;
+  UpMsg& slot = enqueue_up(c);
+  m.seq = slot.seq;
+  m.arrival = slot.arrival;
+  slot = std::move(m);
+}
+
+void World::Impl::send_request(Connection& c, Request&& r) {
+  if (!c.client_open || !c.server_open) return;
+  UpMsg& slot = enqueue_up(c);
+  slot.type = UpType::kRequest;
+  slot.req = std::move(r);
 }
 
 void World::Impl::send_down(Connection& c, DownMsg&& m) {

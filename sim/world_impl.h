@@ -90,6 +90,11 @@ class World::Impl final : public EventFilter {
   Connection* conn(uint64_t id);
   Connection& open_connection(uint32_t client, uint32_t server);
   void send_up(Connection& c, UpMsg&& m);
+  // send_up of a request, the message made where it waits in the channel (one move less).
+  void send_request(Connection& c, Request&& r);
+  // A new last message on c's up channel, its seq and arrival set and its delivery scheduled
+  // (the caller fills in the rest before anything runs). REQUIRES: both ends open.
+  UpMsg& enqueue_up(Connection& c);
   void send_down(Connection& c, DownMsg&& m);
   // What becomes of the requests still in flight when the client closes its end.
   enum class InFlight : uint8_t {

@@ -71,6 +71,16 @@ class RingQueue {
     place(std::move(v));
   }
   void push_back(const T& v) { push_back(T(v)); }
+  // Constructs the new last element in place (a message built where it will wait, not moved
+  // there). REQUIRES: no argument refers to an element of this queue (growing moves them).
+  template <class... A>
+  T& emplace_back(A&&... a) {
+    if (size_ == cap_) grow();
+    T* slot = data_ + ((head_ + size_) & (cap_ - 1));
+    ::new (static_cast<void*>(slot)) T(std::forward<A>(a)...);
+    ++size_;
+    return *slot;
+  }
   // REQUIRES: !empty().
   void pop_front() {
     LOCKSTEP_ASSERT(size_ > 0);
