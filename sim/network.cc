@@ -101,11 +101,15 @@ void World::Impl::send_request(Connection& c, Request&& r) {
 
 void World::Impl::send_down(Connection& c, DownMsg&& m) {
   if (!c.client_open) return;
+  dispatch_down(c, c.down.emplace_back(std::move(m)));
+}
+
+void World::Impl::dispatch_down(Connection& c, DownMsg& m) {
+  LOCKSTEP_ASSERT(&m == &c.down.back());
   const Time at = std::max(now() + latency(c.client), c.down_last);
   c.down_last = at;
   m.seq = ++c.down_seq;
   m.arrival = at;
-  c.down.push_back(std::move(m));
   push_delivery(c, false, at, c.down_seq);
 }
 

@@ -365,38 +365,52 @@ void World::Impl::pump(Connection& c) {
       s.blocked.insert(c.id);
       return;
     }
-    DownMsg reply = e.read ? execute_read(s, c, e.req) : std::move(*e.reply);
-    reply.zxid = s.applied;
     const bool lose = e.req.lose_reply;
     const bool closing = e.req.op == Op::kClose;
-    c.pending.pop_front();
-    if (lose) return server_close(c, true, "the reply is lost with the connection");
-    send_down(c, std::move(reply));
+    if (lose || !c.client_open) {
+      // Nothing travels, but a read still ran (its watch is set).
+      if (e.read) {
+        DownMsg unsent;
+        execute_read(s, c, e.req, &unsent);
+      }
+      c.pending.pop_front();
+      if (lose) return server_close(c, true, "the reply is lost with the connection");
+    } else {
+      // The reply is made where it waits in the channel; no choice is made before its
+      // latency's, as when it was made first and then sent.
+      DownMsg& reply = c.down.emplace_back();
+      if (e.read) {
+        execute_read(s, c, e.req, &reply);
+      } else {
+        reply = std::move(*e.reply);
+      }
+      reply.zxid = s.applied;
+      c.pending.pop_front();
+      dispatch_down(c, reply);
+    }
     if (closing) return server_close(c, true, "session closed");
   }
   s.blocked.erase(c.id);
 }
 
-DownMsg World::Impl::execute_read(Server& s, const Connection& c, Request& r) {
-  DownMsg m;
-  m.type = DownType::kReply;
-  m.xid = r.xid;
-  m.op = r.op;
+void World::Impl::execute_read(Server& s, const Connection& c, Request& r, DownMsg* m) {
+  m->type = DownType::kReply;
+  m->xid = r.xid;
+  m->op = r.op;
   const Node* n = s.tree.find(r.path);
   if (n == nullptr) {
-    m.err = Error::kNoNode;
+    m->err = Error::kNoNode;
     if (r.watch && r.op == Op::kExists) s.data_watches[r.path].insert(c.session.value);
   } else {
-    m.stat = n->stat;
-    if (r.op == Op::kGetData) m.data = n->data;
-    if (r.op == Op::kGetChildren) m.children = s.tree.children_in_order(*n);
+    m->stat = n->stat;
+    if (r.op == Op::kGetData) m->data = n->data;
+    if (r.op == Op::kGetChildren) m->children = s.tree.children_in_order(*n);
     if (r.watch) {
       WatchTable& t = r.op == Op::kGetChildren ? s.child_watches : s.data_watches;
       t[r.path].insert(c.session.value);
     }
   }
-  m.path = std::move(r.path);
-  return m;
+  m->path = std::move(r.path);
 }
 
 // ---- sessions ----

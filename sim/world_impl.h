@@ -92,6 +92,9 @@ class World::Impl final : public EventFilter {
   void send_up(Connection& c, UpMsg&& m);
   // send_up of a request, the message made where it waits in the channel (one move less).
   void send_request(Connection& c, Request&& r);
+  // Sends c.down's last message `m`, made in place by the caller: its latency (a choice), seq
+  // and arrival, and its delivery. REQUIRES: c.client_open.
+  void dispatch_down(Connection& c, DownMsg& m);
   // A new last message on c's up channel, its seq and arrival set and its delivery scheduled
   // (the caller fills in the rest before anything runs). REQUIRES: both ends open.
   UpMsg& enqueue_up(Connection& c);
@@ -180,7 +183,8 @@ class World::Impl final : public EventFilter {
               zk::Zxid zxid);
   void drop_watches(Server& s, uint64_t session);
   void pump(Connection& c);
-  DownMsg execute_read(Server& s, const Connection& c, Request& r);  // consumes r.path
+  // Serves read `r` into `m` (a fresh message): consumes r.path.
+  void execute_read(Server& s, const Connection& c, Request& r, DownMsg* m);
   bool is_heard(const SessionRec& s);
   void arm_expiry(SessionRec& s, Time last_heard);
   void expire_event(const Event& e);
