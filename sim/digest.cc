@@ -94,6 +94,7 @@ uint64_t Scheduler::pending_digest() const {
   };
   for (const Event& e : heap_) add(e);
   ready_.for_each(add);
+  if (has_lone_) add(lone_);
   return all.value();
 }
 

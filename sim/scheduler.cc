@@ -95,6 +95,12 @@ uint64_t Scheduler::push(Event e) {
     // Due now: straight to the candidates. The heap holds nothing due at now_ once the clock
     // got here (next() drains it), so ready_ stays in insertion order.
     e.at = now_;
+    if (!has_lone_ && ready_.empty()) {
+      lone_ = e;
+      has_lone_ = true;
+      return e.seq;
+    }
+    flush_lone();
     ready_.push(e);
     return e.seq;
   }
@@ -245,35 +251,53 @@ void Scheduler::filter_ready(EventFilter& filter) {
   changes_.clear();
 }
 
+void Scheduler::flush_lone() {
+  if (!has_lone_) return;
+  ready_.push(lone_);
+  has_lone_ = false;
+}
+
+bool Scheduler::take_alone(EventFilter& filter, const Event& e, Event* out) {
+  filter.take_changes(&changes_);  // no other candidate is waiting: nothing to classify again
+  changes_.clear();
+  const Disposition d = filter.classify(e);
+  if (d == Disposition::kDefer) filter.defer(e);
+  if (d != Disposition::kRun) return false;
+  *out = e;
+  if (observing_) {
+    current_ = info(*out);
+    running_ = true;
+  }
+  return true;
+}
+
 bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
   if (running_) finish_running();
   if (observing_ && strategy_->stopped()) {
     heap_.clear();
     ready_.clear();
+    has_lone_ = false;
     stopped_by_strategy_ = true;
     return false;
   }
   for (;;) {
+    // Most instants have one event (nine in ten of a lock loop's), and most events queued for
+    // now are alone too: nothing to choose, and no other candidate whose classification a
+    // state change could alter. Such an event is classified as a candidate would be, without
+    // passing through the ready queue.
+    if (has_lone_) {
+      has_lone_ = false;
+      if (take_alone(filter, lone_, out)) return true;
+      continue;
+    }
     if (ready_.empty()) {
       if (heap_.empty() || heap_.front().at > limit) return false;
       now_ = heap_.front().at;
       if (alone_at_front()) {
-        // Most instants have one event (nine in ten of a lock loop's): nothing to choose, and
-        // no other candidate whose classification a state change could alter. It is classified
-        // as a candidate would be, without passing through the ready queue.
         const Event e = heap_.front();
         heap_pop(heap_);
-        filter.take_changes(&changes_);  // no candidate is waiting: nothing to classify again
-        changes_.clear();
-        const Disposition d = filter.classify(e);
-        if (d == Disposition::kDefer) filter.defer(e);
-        if (d != Disposition::kRun) continue;
-        *out = e;
-        if (observing_) {
-          current_ = info(*out);
-          running_ = true;
-        }
-        return true;
+        if (take_alone(filter, e, out)) return true;
+        continue;
       }
     }
     collect_due();
@@ -296,7 +320,7 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
 
 void Scheduler::advance_to(Time t) {
   LOCKSTEP_ASSERT(t >= now_);
-  LOCKSTEP_ASSERT(ready_.empty());
+  LOCKSTEP_ASSERT(ready_.empty() && !has_lone_);
   now_ = t;
 }
 

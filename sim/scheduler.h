@@ -48,7 +48,7 @@ class Scheduler {
   bool next(EventFilter& filter, Time limit, Event* out);
   // Moves the clock to t when nothing is due before it. REQUIRES: t >= now().
   void advance_to(Time t);
-  bool idle() const { return heap_.empty() && ready_.empty(); }
+  bool idle() const { return heap_.empty() && ready_.empty() && !has_lone_; }
   // The strategy ended the run early and every pending event was dropped (expiries included):
   // from then on the world is frozen, not a run whose timing invariants can be checked.
   bool stopped_by_strategy() const { return stopped_by_strategy_; }
@@ -61,6 +61,10 @@ class Scheduler {
   bool alone_at_front() const;
   void collect_due();
   void filter_ready(EventFilter& filter);
+  void flush_lone();
+  // Classifies `e`, the only candidate at now_ (no choice to make), as ready_ would: true and
+  // *out = e when it runs; false when it was dropped or deferred.
+  bool take_alone(EventFilter& filter, const Event& e, Event* out);
   void record(ChoiceKind kind, uint32_t n, uint32_t chosen);
   // Event-aware strategies only.
   uint32_t choose_event();
@@ -80,6 +84,11 @@ class Scheduler {
   uint64_t seq_ = 0;
   std::vector<Event> heap_;   // 4-ary min-heap on (at, seq) (scheduler.cc)
   ReadyQueue ready_;         // candidates due at now_, in insertion order
+  // A candidate due at now_ queued when there was no other (a coroutine resumed by what just
+  // ran, most often): kept out of ready_ until a second one comes, and then put in it first.
+  // When set, ready_ is empty and nothing in heap_ is due at now_.
+  Event lone_;
+  bool has_lone_ = false;
   std::vector<uint32_t> changes_;  // scratch for EventFilter::take_changes
   std::vector<Decision> decisions_;
 };
