@@ -400,8 +400,10 @@ void ClientImpl::on_reply(DownMsg& m) {
       !pending_.empty() && pending_.front().sent && pending_.front().req.xid == m.xid;
   LOCKSTEP_ASSERT(matches && "replies arrive in request order");
   if (!matches) return;  // never completes the wrong request, even without asserts
-  Pending p = std::move(pending_.front());
-  pending_.pop_front();
+  // Completed where it lies, then dropped: complete() only registers the watch and fulfils the
+  // promise, whose waiter is resumed later (an event) or whose callback only queues work
+  // (zk::Dispatcher), so nothing is pushed onto pending_ before the pop.
+  Pending& p = pending_.front();
   LOCKSTEP_ASSERT_MSG(m.zxid >= last_zxid_,
                       "c" + std::to_string(index_) + " read zxid " + std::to_string(m.zxid.value) +
                           " after it had seen " + std::to_string(last_zxid_.value));
@@ -409,6 +411,8 @@ void ClientImpl::on_reply(DownMsg& m) {
   w_.log(index_, "reply", static_cast<uint64_t>(m.op), static_cast<uint64_t>(m.err), m.path,
          [&] { return std::string(op_name(m.op)) + " " + zk::error_name(m.err) + " " + m.path; });
   complete(p, m);
+  LOCKSTEP_ASSERT(&p == &pending_.front());
+  pending_.pop_front();
 }
 
 void ClientImpl::on_notify(DownMsg& m) {
