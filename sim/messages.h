@@ -48,7 +48,6 @@ class MsgText : public std::string {
     }
     return *this;
   }
-  ~MsgText() = default;
 };
 
 enum class Op : uint8_t {

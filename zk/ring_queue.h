@@ -66,7 +66,8 @@ class RingQueue {
     if (size_ == cap_) {
       T held(std::move(v));  // grow() moves the elements, `v` among them perhaps
       grow();
-      return place(std::move(held));
+      place(std::move(held));
+      return;
     }
     place(std::move(v));
   }
@@ -76,10 +77,7 @@ class RingQueue {
   template <class... A>
   T& emplace_back(A&&... a) {
     if (size_ == cap_) grow();
-    T* slot = data_ + ((head_ + size_) & (cap_ - 1));
-    ::new (static_cast<void*>(slot)) T(std::forward<A>(a)...);
-    ++size_;
-    return *slot;
+    return place(std::forward<A>(a)...);
   }
   // REQUIRES: !empty().
   void pop_front() {
@@ -123,9 +121,13 @@ class RingQueue {
   const_iterator end() const { return {this, size_}; }
 
  private:
-  void place(T&& v) {
-    ::new (static_cast<void*>(data_ + ((head_ + size_) & (cap_ - 1)))) T(std::move(v));
+  // Constructs the element after the last in its slot. REQUIRES: size_ < cap_.
+  template <class... A>
+  T& place(A&&... a) {
+    T* slot = data_ + ((head_ + size_) & (cap_ - 1));
+    ::new (static_cast<void*>(slot)) T(std::forward<A>(a)...);
     ++size_;
+    return *slot;
   }
   void grow() {
     // From one slot: most queues (a connection's channels, a mailbox) hold one or two at a
