@@ -39,18 +39,27 @@ void LockBase::announce_to(Holder& h, RecipeEvent e) {
 
 std::string LockBase::node_data() const { return options_.client_name; }
 
-std::string LockBase::attempt_tag() {
+std::string LockBase::attempt_tag(std::string_view then) {
   const uint64_t r = session_.context().random_below(uint64_t{1} << 32);
-  // Every attempt makes one, so it is written by hand rather than through snprintf: the
-  // counter in decimal, then r as eight lower-case hex digits.
+  // Every attempt makes one, so it is written by hand into one allocation: the counter in
+  // decimal, then r as eight lower-case hex digits.
   static constexpr char kHex[] = "0123456789abcdef";
   char random[8];
   for (int i = 7, shift = 0; i >= 0; --i, shift += 4) random[i] = kHex[(r >> shift) & 0xf];
+  char counter[20];
+  size_t digits = 0;
+  for (uint64_t v = ++attempt_counter_; v != 0 || digits == 0; v /= 10) {
+    counter[sizeof counter - 1 - digits++] = static_cast<char>('0' + v % 10);
+  }
   const std::string_view client =
       options_.client_name.empty() ? std::string_view("anon") : options_.client_name;
-  std::string out = "_c_";
-  out.append(client).append("-").append(std::to_string(++attempt_counter_));
-  out.append("x").append(random, sizeof random).append("-");
+  const std::string_view parts[] = {"_c_", client, "-", {counter + sizeof counter - digits, digits},
+                                    "x", {random, sizeof random}, "-", then};
+  size_t size = 0;
+  for (std::string_view p : parts) size += p.size();
+  std::string out(size, '\0');
+  char* at = out.data();
+  for (std::string_view p : parts) at = std::copy(p.begin(), p.end(), at);
   return out;
 }
 

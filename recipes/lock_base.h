@@ -172,8 +172,9 @@ class LockBase : public Lock {
   const std::string& dir() const { return options_.path; }
   // The payload of every node the recipe creates: the client's name (observability).
   std::string node_data() const;
-  // A fresh per-attempt tag: "_c_<client>-<counter>x<random>-" (S6).
-  std::string attempt_tag();
+  // A fresh per-attempt tag: "_c_<client>-<counter>x<random>-" (S6), followed by `then` (the
+  // rest of the node's name prefix, so that the name is made in one piece).
+  std::string attempt_tag(std::string_view then = {});
   bool session_dead() const;
   // Waits until the session is connected: kOk, kSessionExpired, kOperationTimeout, kCancelled.
   zk::Task<zk::Status> wait_connected(zk::Time deadline);

@@ -128,7 +128,7 @@ zk::Task<zk::Result<Held>> QueueLock::attempt(zk::Time deadline) {
   const bool trusts_dir = flaws_.dir_created_once || flaws_.container_dir;
   for (int round = 0; round < kMaxRounds; ++round) {
     if (!mine) {
-      std::string prefix = (flaws_.no_attempt_id ? std::string() : attempt_tag()) + our_marker();
+      std::string prefix = flaws_.no_attempt_id ? our_marker() : attempt_tag(our_marker());
       zk::Result<Node> c = co_await create_contender(std::move(prefix), deadline);
       if (!c.ok()) co_return fail<Held>(c.error);
       mine = std::move(c.value);

@@ -125,7 +125,7 @@ void Scheduler::record(ChoiceKind kind, uint32_t n, uint32_t chosen) {
   decisions_.push_back(Decision{kind, n, chosen});
   const uint64_t packed =
       (static_cast<uint64_t>(kind) << 56) ^ (static_cast<uint64_t>(n) << 24) ^ chosen;
-  log_->add_decision(now_, packed, to_string(kind), chosen, n);
+  log_->add_decision(now_, packed, kind, chosen, n);
 }
 
 EventInfo Scheduler::info(const Event& e) const {

@@ -15,12 +15,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/words.h"
 #include "zk/faults.h"
 #include "zk/random.h"
 #include "zk/session.h"
@@ -153,8 +155,18 @@ class EventLog {
   // The simulator's hot path: hashes the compact fields (at, client, kind, a, b, s) and calls
   // text() for the line's details only when recording, so a run without text pays no
   // formatting. The hash does not depend on recording.
-  // A scheduler decision: hashed as one packed word, text only when recording.
-  void add_decision(Time at, uint64_t packed, const char* kind_name, uint32_t chosen, uint32_t n);
+  // One step of the log's hash: the word v mixed into h.
+  static uint64_t mix64(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 1099511628211ull;
+  }
+  // A scheduler decision: hashed as one packed word, text only when recording. Inline: a run
+  // asks two or three per simulated request (every message's latency is one).
+  void add_decision(Time at, uint64_t packed, ChoiceKind kind, uint32_t chosen, uint32_t n) {
+    hash_ = mix64(mix64(hash_, static_cast<uint64_t>(at.us)), packed);
+    ++count_;
+    if (record_) push_decision(at, kind, chosen, n);
+  }
 
   template <class TextFn>
   void add_compact(Time at, uint32_t client, std::string_view kind, uint64_t a, uint64_t b,
@@ -173,8 +185,28 @@ class EventLog {
   bool stopped() const { return stopped_; }
 
  private:
+  // Word at a time: the log hashes every event. Inline, so that a kind written as a literal
+  // at the call is folded into a constant word.
+  static uint64_t mix_bytes(uint64_t h, std::string_view s) {
+    size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      h = mix64(h, w);
+    }
+    return mix64(h, tail_word(s, i) ^ (static_cast<uint64_t>(s.size()) << 56));
+  }
   void mix(Time at, uint32_t client, std::string_view kind, uint64_t a, uint64_t b,
-           std::string_view s);
+           std::string_view s) {
+    uint64_t h = mix64(hash_, static_cast<uint64_t>(at.us));
+    h = mix64(h, client);
+    h = mix_bytes(h, kind);
+    h = mix64(h, a);
+    h = mix64(h, b);
+    hash_ = mix_bytes(h, s);
+    ++count_;
+  }
+  void push_decision(Time at, ChoiceKind kind, uint32_t chosen, uint32_t n);
   void push(Time at, uint32_t client, std::string_view kind, std::string text);
 
   uint64_t hash_ = 1469598103934665603ull;
