@@ -192,6 +192,9 @@ TEST(TreeTest, SequenceFormatting) {
     std::string s;
     append_sequence(&s, v);
     EXPECT_EQ(s, zk::format_sequence(zk::Sequence{v})) << v;
+    std::string after = "/lock/n-";  // appended to what is there
+    append_sequence(&after, v);
+    EXPECT_EQ(after, "/lock/n-" + zk::format_sequence(zk::Sequence{v})) << v;
   }
 }
 
