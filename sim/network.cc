@@ -128,7 +128,18 @@ void World::Impl::deliver_up(uint64_t conn_id, uint64_t seq) {
 void World::Impl::deliver_down(uint64_t conn_id, uint64_t seq) {
   Connection* c = conn(conn_id);
   while (c != nullptr && c->client_open && !c->down.empty() && c->down.front().seq <= seq) {
-    DownMsg m = std::move(c->down.front());
+    DownMsg& front = c->down.front();
+    if (front.type == DownType::kReply || front.type == DownType::kNotify) {
+      // Received where it lies (no move of the message): a reply completes a request and a
+      // notification fires watches, and either only queues what follows (a resumed coroutine,
+      // a callback's work), so nothing is pushed onto this channel meanwhile. A reply over the
+      // packet limit closes the connection, which empties the channel, as its last act.
+      const uint64_t received = front.seq;
+      client(c->client).on_message(*c, front);
+      if (!c->down.empty() && c->down.front().seq == received) c->down.pop_front();
+      continue;
+    }
+    DownMsg m = std::move(front);  // a connect, close or expiry: the connection may go with it
     c->down.pop_front();
     client(c->client).on_message(*c, m);
   }
