@@ -367,6 +367,46 @@ TEST(Pause, BreaksBeliefLevelExclusionButNotFencedSafety) {
   EXPECT_GT(rejected_stale, 0) << "the resource never had to reject a stale token";
 }
 
+// A lost reply armed while its client holds the lock is taken at the client's next mutating
+// request, the release's delete, long after the plan's heal: the run's heal is when it was taken,
+// so nothing after the plan's heal is judged as healed while a fault still acts (semaphore-gated
+// seed 777261: armed at 0.072 s, taken at 2.154 s; the reconnect it caused held a waiter up while
+// the room was free, and the lost wake-up clause, judging from the plan's heal, took it for one).
+TEST(ArmedFaults, ALostReplyTakenAfterThePlansHealMovesTheRunsHeal) {
+  const RecipeInfo* recipe = recipes::find_recipe("fair-mutex");
+  ASSERT_NE(recipe, nullptr);
+  Scenario s;
+  s.seed = 3;
+  s.workload.clients = 1;
+  s.workload.rounds = 1;
+  s.workload.think_max = zk::microseconds(1);
+  s.workload.hold_min = zk::milliseconds(300);
+  s.workload.hold_max = zk::milliseconds(300);
+  sim::Fault lost;
+  lost.kind = FaultKind::kLoseNextReply;
+  lost.at = zk::Time{} + zk::milliseconds(100);  // the client holds from about 10 ms to 310 ms
+  lost.client = 1;
+  s.faults.push_back(lost);
+  finish_scenario(&s);
+  ASSERT_EQ(s.heal_at, zk::Time{} + zk::milliseconds(101));
+  const RunResult run = run_in_sim(recipe->make, s);
+  const zk::Time plan_heal = run.start + (s.heal_at - zk::Time{});
+  // The release: its delete is sent when the hold ends, and its reply is the one lost.
+  zk::Time released{};
+  for (const Event& e : run.history.events()) {
+    if (e.op == Op::kRelease && e.type == Type::kInvoke) released = e.at;
+  }
+  ASSERT_GT(released, plan_heal + zk::milliseconds(150));
+  EXPECT_GE(run.heal_at, released + zk::milliseconds(1));
+  EXPECT_LT(run.heal_at, released + zk::milliseconds(20));  // the delete goes out at once
+  // Without an armed fault the run's heal is the plan's.
+  Scenario calm = s;
+  calm.faults.clear();
+  finish_scenario(&calm);
+  const RunResult quiet = run_in_sim(recipe->make, calm);
+  EXPECT_EQ(quiet.heal_at, quiet.start + (calm.heal_at - zk::Time{}));
+}
+
 // Rounds that try once without waiting (Lock::try_acquire): with the lock held elsewhere they
 // fail after their own requests, without waiting for the holder, and the recipe must leave no
 // node; the probe after each proves it. fair-mutex passes every property; broken/timeout-leaves-node, which keeps its

@@ -265,6 +265,12 @@ RealOutcome run_real_scenario(real::Cluster& cluster, const recipes::RecipeInfo&
   run.finished = workload->finished();
   faults.heal_all();
   run.heal_at = std::max(t0 + (s.heal_at - zk::Time{}), faults.last_end());
+  // A connection-loss or lost-reply fault waits armed for its client's next create or delete,
+  // which may come after the plan's heal: the faults ended when it was taken (as in the
+  // simulator, properties/sim_run.cc).
+  if (const zk::Time fired = faults.armed_fired_at(); fired > zk::Time{}) {
+    run.heal_at = std::max(run.heal_at, fired + milliseconds(1));
+  }
   // Settle: cancelled watch tasks finish, closed sessions' ephemerals go.
   loop.run_for(milliseconds(300));
   run.end = loop.now();

@@ -3,7 +3,9 @@
 //
 // A Scenario is a plain value: the world's seed, the workload's shape, and a fault plan of
 // sim::Fault values that all take effect and end before `heal_at` (the fault phase); after it
-// comes the heal phase, in which liveness is judged. properties/generator.h generates them: from
+// comes the heal phase, in which liveness is judged. (A lost reply or request is armed before
+// `heal_at` and takes effect at its client's next mutating request, which may come later: the
+// run's heal, RunResult::heal_at, is then when it did.) properties/generator.h generates them: from
 // a seed with the project's PRNG (the `lockstep check` path: a seed alone reproduces it), with
 // RapidCheck so failures shrink (properties/rc_gen.h), for a real server, or as explore's fixed
 // scopes.
@@ -40,7 +42,7 @@ struct Scenario {
   std::optional<int32_t> sequence_start;
   // Every fault's time, heal_at and run_limit count from the workload's start (the driver
   // first creates the lock directory, then shifts them by the time that took).
-  std::vector<sim::Fault> faults;  // every one ends before heal_at
+  std::vector<sim::Fault> faults;  // every one ends before heal_at (armed ones: see above)
   zk::Time heal_at;
   zk::Duration liveness_bound = zk::seconds(2);
   zk::Duration run_limit = zk::seconds(30);  // virtual; the run stops there at the latest
@@ -82,7 +84,9 @@ struct RunResult {
   uint64_t sim_events = 0;
   uint64_t requests = 0;
   zk::Time start;    // when the workload started (after the lock directory was made)
-  zk::Time heal_at;  // Scenario::heal_at, in the world's time
+  // Scenario::heal_at, in the world's time; or, when an armed lost reply or request took effect
+  // after it (sim::World::armed_fault_fired_at), 1 ms after that: when the faults ended.
+  zk::Time heal_at;
   zk::Time end;
   bool finished = false;  // every client finished before run_limit
   std::string event_log;  // the simulator's text log, when asked for

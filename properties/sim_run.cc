@@ -247,6 +247,14 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
   }
   world->run_until(settled);
   out.end = world->now();
+  // A lost reply or request armed in the fault phase takes effect at its client's next mutating
+  // request, which may come after the plan's heal (a client waiting in a queue sends none): the
+  // faults ended when it did (semaphore-gated seed 777261: armed at 0.072 s, taken at 2.154 s,
+  // 1.5 s after the heal; the reconnect that followed held up a waiter while the room was
+  // free, which the lost wake-up clause, judging from the heal on, took for one).
+  if (const zk::Time fired = world->armed_fault_fired_at(); fired > zk::Time{}) {
+    out.heal_at = std::max(out.heal_at, fired + zk::milliseconds(1));
+  }
   for (uint32_t c = 1; c <= world->client_count(); ++c) {
     const zk::SessionId id = world->client_id(c);
     if (!id.valid() || !world->session_alive(id)) continue;

@@ -172,9 +172,17 @@ TEST_F(RealFaults, DroppedCreateReplyIsConnectionLossButTheNodeExists) {
   zk::SessionEvents events = s.subscribe();
 
   proxy_->drop_reply_to({kOpCreate, kOpCreate2});
+  EXPECT_FALSE(proxy_->last_drop_matched().has_value());  // armed, not yet taken
+  const auto before = std::chrono::steady_clock::now();
   auto c = get(loop_, s, s.create("/lock-", "", CreateMode::kEphemeralSequential));
+  const auto after = std::chrono::steady_clock::now();
   EXPECT_EQ(c.error, Error::kConnectionLoss);
   EXPECT_EQ(proxy_->replies_dropped(), 1);
+  // When it was taken: at the create (a run's heal is moved to it, properties/real_backend.cc).
+  const auto matched = proxy_->last_drop_matched();
+  ASSERT_TRUE(matched.has_value());
+  EXPECT_GE(*matched, before);
+  EXPECT_LE(*matched, after);
 
   const std::vector<SessionState> states = states_until(loop_, s, events, SessionState::kConnected);
   EXPECT_EQ(states,

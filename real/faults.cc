@@ -1,6 +1,7 @@
 #include "real/faults.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <utility>
 #include <vector>
@@ -84,6 +85,18 @@ void FaultDriver::schedule(const std::vector<Fault>& faults, zk::Time t0) {
   }
 }
 
+zk::Time FaultDriver::armed_fired_at() const {
+  zk::Time out{};
+  const auto now = std::chrono::steady_clock::now();
+  for (const Proxy* p : armed_) {
+    const auto matched = p->last_drop_matched();
+    if (!matched) continue;
+    const auto ago = std::chrono::duration_cast<std::chrono::microseconds>(now - *matched);
+    out = std::max(out, loop_->now() - zk::microseconds(ago.count()));
+  }
+  return out;
+}
+
 void FaultDriver::heal_all() {
   for (auto& t : steps_) {
     if (t->fired) continue;
@@ -125,12 +138,18 @@ void FaultDriver::apply(Step& step) {
     case FaultKind::kConnectionLoss:
       targets_->record(c, "connection-loss " + name + ": next " + request_name(f) +
                               " under the lock lost");
-      for (Proxy* p : targets_->proxies(c, true)) p->drop_request_to(request_types(f), under_);
+      for (Proxy* p : targets_->proxies(c, true)) {
+        p->drop_request_to(request_types(f), under_);
+        armed_.insert(p);
+      }
       break;
     case FaultKind::kLoseNextReply:
       targets_->record(c, "lost-reply " + name + ": next " + request_name(f) +
                               " under the lock applied, its reply lost");
-      for (Proxy* p : targets_->proxies(c, true)) p->drop_reply_to(request_types(f), under_);
+      for (Proxy* p : targets_->proxies(c, true)) {
+        p->drop_reply_to(request_types(f), under_);
+        armed_.insert(p);
+      }
       break;
     case FaultKind::kExpireSession: {
       if (f.target == zk::FaultTarget::kHolder) {

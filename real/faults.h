@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,10 @@ class FaultDriver {
   bool healed() const { return pending_ == 0; }
   // When the last fault with a duration ended (the loop's time).
   zk::Time last_end() const { return last_end_; }
+  // When a connection-loss or lost-reply fault last took effect (the loop's time; Time{} if
+  // none has): each waits, armed in a proxy, for its client's next create or delete under the
+  // path, which may come after every other fault ended. REQUIRES: the proxies are alive.
+  zk::Time armed_fired_at() const;
   // The run stopped early: faults not yet begun never will, and what is still open is healed.
   void heal_all();
 
@@ -92,6 +97,7 @@ class FaultDriver {
   std::vector<std::unique_ptr<Step>> steps_;
   int pending_ = 0;                      // steps not yet fired
   std::map<uint32_t, int> partitioned_;  // client -> partitions in progress
+  std::set<Proxy*> armed_;               // proxies given a one-shot drop
   zk::Time last_end_{};
 };
 

@@ -88,6 +88,7 @@ struct Proxy::Impl {
   std::set<int32_t> drop_types;
   std::string drop_path;
   int dropped = 0;
+  std::optional<std::chrono::steady_clock::time_point> matched;  // an armed drop's last match
   int open = 0;
 
   std::vector<std::unique_ptr<Conn>> conns;  // proxy thread only
@@ -138,6 +139,7 @@ struct Proxy::Impl {
         if (drop_armed && drop_types.count(type) != 0 &&
             (drop_path.empty() || path_of(in, total).find(drop_path) != std::string::npos)) {
           drop_armed = false;
+          matched = std::chrono::steady_clock::now();
           if (drop_request) {
             ++dropped;
             in.clear();
@@ -326,6 +328,11 @@ void Proxy::drop_request_to(std::set<int32_t> types, std::string path_contains) 
 int Proxy::replies_dropped() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->dropped;
+}
+
+std::optional<std::chrono::steady_clock::time_point> Proxy::last_drop_matched() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->matched;
 }
 
 int Proxy::connections() const {

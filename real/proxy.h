@@ -27,6 +27,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <chrono>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -61,6 +63,9 @@ class Proxy {
   void drop_request_to(std::set<int32_t> types, std::string path_contains = "");
   // How many replies (or requests) have been dropped so far.
   int replies_dropped() const;
+  // When an armed drop last matched its request (steady clock), if one has: an armed drop waits
+  // for the client's next such request, which may come long after it was armed.
+  std::optional<std::chrono::steady_clock::time_point> last_drop_matched() const;
   // Connections currently open (pairs client <-> server).
   int connections() const;
 

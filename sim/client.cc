@@ -195,10 +195,12 @@ void ClientImpl::send(Pending& p) {
   if (lose_next_reply_ && is_mutation(p.req.op) && aimed) {
     lose_next_reply_ = false;
     p.req.lose_reply = true;
+    w_.armed_fault_fired();
   }
   if (lose_next_request_ && is_mutation(p.req.op)) {
     lose_next_request_ = false;
     p.req.lose_request = true;
+    w_.armed_fault_fired();
   }
   p.sent = true;
   Connection* c = w_.conn(conn_);

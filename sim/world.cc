@@ -234,6 +234,7 @@ std::string World::divergence() const { return impl_->strategy().divergence(); }
 zk::Zxid World::last_zxid() const { return impl_->last_zxid(); }
 const std::vector<HerdRecord>& World::herd() const { return impl_->herd(); }
 uint64_t World::requests_total() const { return impl_->requests_total(); }
+Time World::armed_fault_fired_at() const { return impl_->armed_fault_fired_at(); }
 void World::set_observer(Observer* observer) { impl_->set_observer(observer); }
 
 }  // namespace lockstep::sim

@@ -428,6 +428,10 @@ class World {
   zk::Zxid last_zxid() const;
   const std::vector<HerdRecord>& herd() const;
   uint64_t requests_total() const;  // requests every client sent
+  // When an armed one-shot fault (kLoseNextReply, kLoseNextRequest) last took effect, at its
+  // client's next mutating request: that may come long after the fault was injected (a client
+  // waiting in a queue sends none), even after a scenario's heal. Time{} while none has.
+  Time armed_fault_fired_at() const;
   // A hash of the run's state now, for search strategies that count the distinct states they
   // visit (sim/digest.cc lists what it covers: trees, sessions, connections and messages in
   // flight, client libraries, the events still due by their time from now; not coroutine frames

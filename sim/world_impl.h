@@ -66,6 +66,8 @@ class World::Impl final : public EventFilter {
   const std::vector<Decision>& decisions() const { return sched_.decisions(); }
   const std::vector<HerdRecord>& herd() const { return herd_; }
   uint64_t requests_total() const { return requests_total_; }
+  Time armed_fault_fired_at() const { return armed_fault_fired_at_; }
+  void armed_fault_fired() { armed_fault_fired_at_ = now(); }
   uint64_t events_executed() const { return events_executed_; }
   void run_until(Time t);
   bool run_until_idle(Time limit);
@@ -212,6 +214,7 @@ class World::Impl final : public EventFilter {
   std::vector<Trigger> triggers_;          // scratch
   std::vector<uint64_t> fired_;            // scratch for fire(): notify() never fires
   uint64_t requests_total_ = 0;
+  Time armed_fault_fired_at_{};  // see World::armed_fault_fired_at
   Observer* observer_ = nullptr;
   uint64_t events_executed_ = 0;
   bool reap_scheduled_ = false;  // a kReap event is queued
