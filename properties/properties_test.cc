@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -405,6 +406,39 @@ TEST(ArmedFaults, ALostReplyTakenAfterThePlansHealMovesTheRunsHeal) {
   finish_scenario(&calm);
   const RunResult quiet = run_in_sim(recipe->make, calm);
   EXPECT_EQ(quiet.heal_at, quiet.start + (calm.heal_at - zk::Time{}));
+}
+
+// A client whose session is closed may see the state itself and reopen before its session
+// watcher runs; the watcher then learns of the old session's close after the reopen, and must not
+// record it as the end of the new one (election seed 904414: c1's session closed and c1 reopened
+// at one instant; the close, recorded after the reopen, made c1 "told" its session had ended, and
+// its later announcement on a read of a lagging follower was judged a stale one it had been told
+// of). Every session end in the history concerns the session the client has then.
+TEST(SessionWatch, TheEndOfAReplacedSessionIsNotRecordedAsTheNewOnes) {
+  const RecipeInfo* recipe = recipes::find_recipe("election");
+  ASSERT_NE(recipe, nullptr);
+  const Claims claims = claims_for(*recipe);
+  const Scenario s = generate_scenario(904414, generate_options(*recipe, claims, {}));
+  const RunResult run = run_in_sim(recipe->make, s);
+  bool reopened = false;
+  std::map<uint32_t, bool> fresh;  // client -> reopened, its new session not yet connected
+  for (const Event& e : run.history.events()) {
+    if (e.op == Op::kReopen) {
+      fresh[e.client] = true;
+      reopened = true;
+    }
+    if (e.op != Op::kSession) continue;
+    if (e.session_state == zk::SessionState::kConnected) fresh[e.client] = false;
+    const bool ended = e.session_state == zk::SessionState::kExpired ||
+                       e.session_state == zk::SessionState::kClosed;
+    EXPECT_FALSE(ended && fresh[e.client])
+        << "c" << e.client << "'s session end recorded at #" << e.index
+        << " after it reopened and before its new session connected";
+  }
+  EXPECT_TRUE(reopened) << "the scenario no longer reopens a session: pick another";
+  for (const Verdict& v : judge(*recipe, claims, s, run)) {
+    EXPECT_TRUE(v.ok) << to_string(v.property) << ": " << v.message;
+  }
 }
 
 // Rounds that try once without waiting (Lock::try_acquire): with the lock held elsewhere they

@@ -402,6 +402,14 @@ zk::Task<void> Workload::session_watch(Workload* w, uint32_t c, zk::SessionEvent
     zk::Result<zk::WatchEvent> r = co_await events.next();
     if (!r.ok()) co_return;  // cancelled: the client is done, or watches a new session
     Event e = w->event(c, Type::kInfo, Op::kSession);
+    const bool ended = r.value.state == zk::SessionState::kExpired ||
+                       r.value.state == zk::SessionState::kClosed;
+    if (ended && r.value.session != e.session) {
+      // The end of a session the client has already replaced: it saw the state itself and
+      // reopened before this task ran (election seed 904414: closed, reopened, and then the
+      // old session's close taken as news of the new one's). Nothing about the client's session.
+      continue;
+    }
     e.session_state = r.value.state;
     w->history_->add(std::move(e));
   }

@@ -135,7 +135,8 @@ class Core : public std::enable_shared_from_this<Core> {
     if (is_final(s)) armed.clear();
     for (const auto& sub : *subscribers) {
       sub.post(zk::Result<zk::WatchEvent>{
-          zk::Error::kOk, zk::WatchEvent{zk::EventType::kSession, s, std::string(), zk::Zxid{}}});
+          zk::Error::kOk,
+          zk::WatchEvent{zk::EventType::kSession, s, std::string(), zk::Zxid{}, creds.id}});
     }
   }
 
@@ -144,7 +145,7 @@ class Core : public std::enable_shared_from_this<Core> {
     if (it == armed.end()) return;
     zk::Watch w = it->second;
     armed.erase(it);
-    w.deliver_node_event(zk::WatchEvent{type, state, std::move(path), zk::Zxid{}});
+    w.deliver_node_event(zk::WatchEvent{type, state, std::move(path), zk::Zxid{}, {}});
   }
 };
 

@@ -424,7 +424,7 @@ void ClientImpl::on_notify(DownMsg& m) {
          });
   w_.herd_notified(*this, m.zxid);
   w_.observe_notification(index_);
-  const zk::WatchEvent ev{m.event, SessionState::kConnected, m.path, m.zxid};
+  const zk::WatchEvent ev{m.event, SessionState::kConnected, m.path, m.zxid, {}};
   auto take = [&](Registry& reg) {
     auto it = reg.find(m.path);
     if (it == reg.end()) return;
@@ -464,7 +464,8 @@ void ClientImpl::session_event(SessionState s) {
   }
   for (const zk::SessionEvents& sub : subscribers_) {
     sub.post(
-        zk::Result<zk::WatchEvent>{Error::kOk, zk::WatchEvent{zk::EventType::kSession, s, "", {}}});
+        zk::Result<zk::WatchEvent>{Error::kOk,
+                                   zk::WatchEvent{zk::EventType::kSession, s, "", {}, id_}});
   }
 }
 

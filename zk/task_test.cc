@@ -262,7 +262,7 @@ TEST(Watch, NodeEventIsStickyAndSessionEventsQueue) {
   ex.drain_ready();
   w.deliver_session_event(SessionState::kConnecting);
   ex.drain_ready();
-  w.deliver_node_event(WatchEvent{EventType::kDeleted, SessionState::kConnected, "/a", Zxid{7}});
+  w.deliver_node_event(WatchEvent{EventType::kDeleted, SessionState::kConnected, "/a", Zxid{7}, {}});
   ex.drain_ready();
   ASSERT_EQ(seen.size(), 3u);
   EXPECT_EQ(seen[0], "session:connecting");
@@ -300,7 +300,7 @@ TEST(Context, DestroyingTheContextDestroysSuspendedTasks) {
 // ---- the event dispatcher (zk/dispatcher.h) ----
 
 WatchEvent node_event(const std::string& path) {
-  return WatchEvent{EventType::kDeleted, SessionState::kConnected, path, Zxid{}};
+  return WatchEvent{EventType::kDeleted, SessionState::kConnected, path, Zxid{}, {}};
 }
 
 // Callbacks run in the order the library delivered their events, not the order they were
@@ -357,7 +357,7 @@ TEST(Dispatcher, ABlockedCallbackStallsTheRest) {
     co_return;
   });
   events.post(Result<WatchEvent>{Error::kOk, WatchEvent{EventType::kSession,
-                                                       SessionState::kConnected, "", Zxid{}}});
+                                                       SessionState::kConnected, "", Zxid{}, {}}});
   ctx.spawn(
       [](Context* c, Condition* cv) -> Task<void> {
         (void)co_await c->sleep_for(milliseconds(10));

@@ -160,6 +160,10 @@ struct WatchEvent {
   SessionState state = SessionState::kConnected;
   std::string path;  // the watched path; empty for session events on a session subscription
   Zxid zxid;         // the transaction that fired it (0 for session events)
+  // Session events on a session subscription: the session the event is about (0 while it has
+  // not connected). A handle that reopens gets a new session, and an event about the old one may
+  // reach a subscriber only after that.
+  SessionId session;
 };
 
 // Parses the suffix the server appended to a sequential node: exactly what follows the prefix

@@ -100,7 +100,7 @@ class Watch {
     if (s_->dead) return;
     if (state == SessionState::kExpired || state == SessionState::kClosed) s_->dead = true;
     if (s_->fired) return;
-    s_->session_events.push_back(WatchEvent{EventType::kSession, state, s_->path, Zxid{}});
+    s_->session_events.push_back(WatchEvent{EventType::kSession, state, s_->path, Zxid{}, {}});
     s_->resume_waiter();
   }
 
