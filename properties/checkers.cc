@@ -762,7 +762,7 @@ Verdict check_no_orphans(const History& h, const TreeSnapshot& tree) {
 }
 
 Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lock_dir,
-                        const History& h) {
+                        const History& h, const ServerView* server) {
   const Property p = Property::kHerdFree;
   // Clients that abandoned a wait: an acquire that failed, or one that never completed (the
   // client was cancelled or crashed in it).
@@ -781,14 +781,29 @@ Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lo
     if (waiting) abandoned.insert(client);
   }
   // An operator's delete (delete-node, delete-dir) takes a node from a client that is not told:
-  // it believes on in a place the recipe keeps for one (a holder, the gate's holder), with the
-  // watch it set there, while another client takes the place and sets its own.
+  // it believes on in a place the recipe keeps for one (a holder, the gate's holder, a lease's
+  // waiter), with the watch it set there, while another client takes the place and sets its own.
+  // A delete-dir takes every client's node at once (semaphore-gated seed 938611: the gate's
+  // holder and a lease's waiter both went on past the gate beside the next gate holder).
+  std::map<std::string, uint32_t> creator;  // path -> the client that created it (the leader's)
+  if (server != nullptr && server->observed) {
+    for (const ServerView::NodeChange& n : server->nodes) {
+      if (n.server == 1 && n.created) creator[n.path] = n.client;
+    }
+  }
   uint32_t operator_deletes = 0;
   for (const Event& e : h.events()) {
     if (e.op != Op::kFault) continue;
-    if (e.text.rfind("delete-node", 0) == 0 || e.text.rfind("delete-dir", 0) == 0) {
-      ++operator_deletes;
+    if (e.text.rfind("delete-node", 0) != 0 && e.text.rfind("delete-dir", 0) != 0) continue;
+    uint32_t taken = 0;  // clients' nodes the leader deleted as the fault took effect
+    if (server != nullptr && server->observed && e.text.rfind("delete-dir", 0) == 0) {
+      for (const ServerView::NodeChange& n : server->nodes) {
+        if (n.server != 1 || n.created || n.position != e.index) continue;
+        auto c = creator.find(n.path);
+        if (c != creator.end() && c->second != 0) ++taken;
+      }
     }
+    operator_deletes += std::max<uint32_t>(1, taken);
   }
   const uint32_t bound = 1 + static_cast<uint32_t>(abandoned.size()) + operator_deletes;
   const std::string prefix = std::string(lock_dir) + "/";

@@ -155,12 +155,13 @@ Verdict check_no_orphans(const History& h, const TreeSnapshot& tree);
 // A waiter that gives up (timeout, cancellation, a dead session) cannot take back the watch it
 // set on its predecessor (ZooKeeper 3.8 has no watch removal in the recipes' API), so a later
 // delete of that node also notifies it. The bound is therefore 1 + the number of clients whose
-// acquire failed in `h` or never completed (cancelled or crashed in it) + the number of
-// operator deletes (delete-node, delete-dir faults: each can leave one client, not told its
-// node went, watching from a place another client then takes); a recipe that watches the wrong
-// node still exceeds it.
+// acquire failed in `h` or never completed (cancelled or crashed in it) + the clients' nodes
+// operator deletes took (delete-node, delete-dir faults: each node taken can leave a client, not
+// told its node went, watching from a place another client then takes; a delete-dir takes every
+// node under the lock at once). The nodes are counted from `server` when it observed the run,
+// else each such fault counts one. A recipe that watches the wrong node still exceeds it.
 Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lock_dir,
-                        const History& h);
+                        const History& h, const ServerView* server = nullptr);
 Verdict check_reentrancy(const History& h);
 
 // During one acquire a client sends the same request (operation and path) at most

@@ -687,6 +687,46 @@ TEST(HerdFree, OperatorDeletesAllowOneStaleWatcherEach) {
   EXPECT_TRUE(check_herd_free(herd, "/l", b.h).ok);
 }
 
+// A delete-dir takes every client's node under the lock at once, and each can leave a client
+// watching from a place another then takes (semaphore-gated seed 938611: a gate holder and a
+// lease's waiter went on past the gate beside the next gate holder, and one release notified
+// three): with the server's view, each client node the fault took allows one more notification;
+// without it, the fault allows one.
+TEST(HerdFree, ADeleteDirAllowsOneStaleWatcherPerClientNodeItTook) {
+  Builder b;
+  b.acquire(1, 1);
+  const uint64_t fault = b.info(0, Op::kFault, "delete-dir /l");
+  ServerView v;
+  v.observed = true;
+  const char* taken[] = {"/l/locks/lock-0000000001", "/l/locks/lock-0000000002",
+                         "/l/leases/lease-0000000003"};
+  uint32_t client = 0;
+  for (const char* path : taken) {
+    ServerView::NodeChange made;
+    made.position = 0;
+    made.path = path;
+    made.created = true;
+    made.client = ++client;
+    v.nodes.push_back(made);
+  }
+  ServerView::NodeChange dir;  // the directories go too: no client's
+  dir.path = "/l/locks";
+  dir.created = true;
+  v.nodes.push_back(dir);
+  for (const char* path : {"/l/locks/lock-0000000001", "/l/locks/lock-0000000002",
+                           "/l/leases/lease-0000000003", "/l/locks"}) {
+    ServerView::NodeChange gone;
+    gone.position = fault;
+    gone.path = path;
+    v.nodes.push_back(gone);
+  }
+  std::vector<HerdSample> herd{{zk::Zxid{9}, "/l/leases/lease-0000000004", 4, 4}};
+  EXPECT_TRUE(check_herd_free(herd, "/l", b.h, &v).ok);  // bound 1 + 3
+  EXPECT_FALSE(check_herd_free(herd, "/l", b.h).ok);     // bound 1 + 1
+  herd.push_back({zk::Zxid{11}, "/l/leases/lease-0000000005", 5, 5});
+  EXPECT_FALSE(check_herd_free(herd, "/l", b.h, &v).ok);
+}
+
 // Correct hold counts and owner-only release pass; an inner release that drops the lock, a
 // re-entrant grant with a new token, and a stray release that succeeds each fail.
 TEST(Reentrancy, CountsTokensAndStrayRelease) {

@@ -116,7 +116,7 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
       }
       case Property::kNoOrphans: out.push_back(check_no_orphans(run.history, run.tree)); break;
       case Property::kHerdFree:
-        out.push_back(check_herd_free(run.herd, s.workload.lock_path, run.history));
+        out.push_back(check_herd_free(run.herd, s.workload.lock_path, run.history, &run.server));
         break;
       case Property::kReentrancy: out.push_back(check_reentrancy(run.history)); break;
       case Property::kTimeoutCleanup: out.push_back(check_timeout_cleanup(run.history)); break;
