@@ -46,7 +46,7 @@ install(FILES
   ${PROJECT_SOURCE_DIR}/zk/wait.h ${PROJECT_SOURCE_DIR}/zk/watch.h ${PROJECT_SOURCE_DIR}/zk/dispatcher.h
   ${PROJECT_SOURCE_DIR}/zk/invariant.h ${PROJECT_SOURCE_DIR}/zk/faults.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lockstep/zk)
-install(FILES ${PROJECT_SOURCE_DIR}/sim/world.h
+install(FILES ${PROJECT_SOURCE_DIR}/sim/world.h ${PROJECT_SOURCE_DIR}/sim/words.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lockstep/sim)
 install(FILES ${PROJECT_SOURCE_DIR}/recipes/lock.h ${PROJECT_SOURCE_DIR}/recipes/registry.h
   ${PROJECT_SOURCE_DIR}/recipes/lock_base.h ${PROJECT_SOURCE_DIR}/recipes/promises.h
