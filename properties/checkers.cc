@@ -300,9 +300,10 @@ Verdict check_fenced_safety(const History& h) {
     auto [it, fresh] = token_holder.try_emplace(e.token, std::make_pair(holder_of(e), e.index));
     if (!fresh && it->second.first != holder_of(e)) {
       return violation(p,
-                       cause + "token " + std::to_string(e.token) + " was accepted from two holders: " +
-                           holder_name(it->second.first) + " at " + at_ref(h[it->second.second]) +
-                           " and " + holder_name(e) + " at " + at_ref(e),
+                       cause + "token " + std::to_string(e.token) +
+                           " was accepted from two holders: " + holder_name(it->second.first) +
+                           " at " + at_ref(h[it->second.second]) + " and " + holder_name(e) +
+                           " at " + at_ref(e),
                        {it->second.second, e.index});
     }
     if (e.token > max_token) {
@@ -396,7 +397,7 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
   // The event since which fewer than capacity hold (kNotFree: they do not).
   constexpr uint64_t kNotFree = UINT64_MAX;
   uint64_t free_since = kNotFree;
-  uint32_t capacity = o.capacity;      // a semaphore's count node may change it (kCapacity)
+  uint32_t capacity = o.capacity;  // a semaphore's count node may change it (kCapacity)
   for (const Event& e : h.events()) {
     if (free_since != kNotFree && e.at >= o.quiet_at) {
       for (const auto& [holder, inv] : waiting) {
@@ -646,9 +647,9 @@ class WaitForGraph {
   const SessionMap sessions_;
   const FlatMap<uint32_t, Status>& status_;
   bool watched_ = false;
-  std::map<uint32_t, uint64_t> unanswered_;  // client -> the position of its last notification,
-                                             // when it sent nothing after it
-  std::set<uint32_t> blocked_;                     // clients blocked in acquire or release
+  std::map<uint32_t, uint64_t> unanswered_;      // client -> the position of its last notification,
+                                                 // when it sent nothing after it
+  std::set<uint32_t> blocked_;                   // clients blocked in acquire or release
   std::map<uint32_t, std::vector<Edge>> edges_;  // each running client's wait edges
 };
 
@@ -785,18 +786,22 @@ Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lo
   // waiter), with the watch it set there, while another client takes the place and sets its own.
   // A delete-dir takes every client's node at once (semaphore-gated seed 938611: the gate's
   // holder and a lease's waiter both went on past the gate beside the next gate holder).
-  std::map<std::string, uint32_t> creator;  // path -> the client that created it (the leader's)
-  if (server != nullptr && server->observed) {
-    for (const ServerView::NodeChange& n : server->nodes) {
-      if (n.server == 1 && n.created) creator[n.path] = n.client;
-    }
-  }
+  // path -> the client that created it (the leader's), built at the first delete-dir: most runs
+  // have none.
+  std::map<std::string, uint32_t> creator;
+  bool creator_built = false;
   uint32_t operator_deletes = 0;
   for (const Event& e : h.events()) {
     if (e.op != Op::kFault) continue;
     if (e.text.rfind("delete-node", 0) != 0 && e.text.rfind("delete-dir", 0) != 0) continue;
     uint32_t taken = 0;  // clients' nodes the leader deleted as the fault took effect
     if (server != nullptr && server->observed && e.text.rfind("delete-dir", 0) == 0) {
+      if (!creator_built) {
+        for (const ServerView::NodeChange& n : server->nodes) {
+          if (n.server == 1 && n.created) creator[n.path] = n.client;
+        }
+        creator_built = true;
+      }
       for (const ServerView::NodeChange& n : server->nodes) {
         if (n.server != 1 || n.created || n.position != e.index) continue;
         auto c = creator.find(n.path);
@@ -859,9 +864,9 @@ Verdict check_reentrancy(const History& h) {
                          {it->second, e.index});
       }
       if (!inner && depth_before == 1 && e.state == LockState::kHeld) {
-        return violation(
-            p, holder_name(e) + "'s last release at " + at_ref(e) + " left the lock held",
-            {it->second, e.index});
+        return violation(p,
+                         holder_name(e) + "'s last release at " + at_ref(e) + " left the lock held",
+                         {it->second, e.index});
       }
     }
     if (e.op == Op::kStrayRelease && e.type != Type::kInvoke && e.error != zk::Error::kNothing) {
@@ -886,9 +891,8 @@ Verdict check_timeout_cleanup(const History& h) {
         (e.error == zk::Error::kOperationTimeout || e.error == zk::Error::kCancelled)) {
       if (e.state != LockState::kIdle) {
         return violation(p,
-                         holder_name(e) + "'s acquire failed with " +
-                             zk::error_name(e.error) + " at " + at_ref(e) +
-                             " but the lock's state is not idle",
+                         holder_name(e) + "'s acquire failed with " + zk::error_name(e.error) +
+                             " at " + at_ref(e) + " but the lock's state is not idle",
                          {e.index});
       }
       gave_up[holder_of(e)] = e.index;
@@ -979,12 +983,12 @@ bool inside(const AcquireSpan& a, uint64_t position) {
 template <class T, class Position>
 std::pair<typename std::vector<T>::const_iterator, typename std::vector<T>::const_iterator>
 inside_range(const std::vector<T>& items, const AcquireSpan& a, Position position_of) {
-  const auto first = std::partition_point(items.begin(), items.end(), [&](const T& x) {
-    return position_of(x) <= a.invoke;
-  });
-  const auto last = !a.done ? items.end() : std::partition_point(first, items.end(), [&](const T& x) {
-    return position_of(x) <= *a.done;
-  });
+  const auto first = std::partition_point(items.begin(), items.end(),
+                                          [&](const T& x) { return position_of(x) <= a.invoke; });
+  const auto last =
+      !a.done ? items.end() : std::partition_point(first, items.end(), [&](const T& x) {
+        return position_of(x) <= *a.done;
+      });
   return {first, last};
 }
 
@@ -1027,9 +1031,8 @@ Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_r
       hit = std::upper_bound(mine->second.cbegin(), mine->second.cend(), a.invoke);
       hits_end = std::lower_bound(hit, mine->second.cend(), a.done ? *a.done : h.size());
     }
-    const auto [first, last] =
-        inside_range(inv.client < by_client.size() ? by_client[inv.client] : none, a,
-                     activity_position);
+    const auto [first, last] = inside_range(
+        inv.client < by_client.size() ? by_client[inv.client] : none, a, activity_position);
     auto other = first;  // the next activity to count if it is not a request
     // A reaction may come late (a waiter handles queued session events one by one), so the
     // budget of a request grows with every stimulus since the acquire began.
@@ -1090,7 +1093,8 @@ Verdict check_progress(const History& h, const ServerView& v, zk::Time heal_at,
       if (n.server != 1 || !n.created || n.client != inv.client || !inside(a, n.position)) {
         continue;
       }
-      paths += (paths.empty() ? "" : ", ") + n.path + " (zxid " + std::to_string(n.zxid.value) + ")";
+      paths +=
+          (paths.empty() ? "" : ", ") + n.path + " (zxid " + std::to_string(n.zxid.value) + ")";
     }
     std::vector<uint64_t> ev{inv.index};
     if (a.done) ev.push_back(*a.done);
@@ -1134,8 +1138,8 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
   const auto find_live = [&live](std::string_view path) {
     return std::find_if(live.begin(), live.end(), [&](const Live& l) { return *l.path == path; });
   };
-  FlatMap<uint32_t, Role> acquiring;    // client -> role of its open acquire
-  FlatMap<uint32_t, Role> last_role;    // client -> role of its latest acquire
+  FlatMap<uint32_t, Role> acquiring;  // client -> role of its open acquire
+  FlatMap<uint32_t, Role> last_role;  // client -> role of its latest acquire
   // holder -> its fresh grant (history index) and the granting positions it was allowed: for
   // a semaphore, the largest capacity in force during its acquire (see check_mutual_exclusion)
   FlatMap<Holder, std::pair<uint64_t, uint32_t>> granted;
@@ -1160,15 +1164,13 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
           continue;
         }
         if (n.czxid >= self->czxid) continue;
-        if (kind == recipes::Kind::kReadWrite && g.role == Role::kRead &&
-            n.role == Role::kRead) {
+        if (kind == recipes::Kind::kReadWrite && g.role == Role::kRead && n.role == Role::kRead) {
           continue;  // readers share: only an earlier writer blocks a reader
         }
         before.push_back(&n);
       }
-      const uint32_t allowed = kind == recipes::Kind::kReadWrite && g.role == Role::kRead
-                                   ? 0
-                                   : positions - 1;
+      const uint32_t allowed =
+          kind == recipes::Kind::kReadWrite && g.role == Role::kRead ? 0 : positions - 1;
       if (before.size() <= allowed) continue;
       // (No two live nodes share a zxid: each create is its own transaction.)
       std::sort(before.begin(), before.end(),
@@ -1176,16 +1178,17 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
       std::string ahead;
       std::vector<uint64_t> ev{grant};
       for (const Live* n : before) {
-        ahead += (ahead.empty() ? "" : ", ") + *n->path + " (" + client_name(n->client) +
-                 (kind == recipes::Kind::kReadWrite ? std::string(", ") + recipes::to_string(n->role)
-                                                    : std::string()) +
-                 ", created at zxid " + std::to_string(n->czxid.value) + ")";
+        ahead +=
+            (ahead.empty() ? "" : ", ") + *n->path + " (" + client_name(n->client) +
+            (kind == recipes::Kind::kReadWrite ? std::string(", ") + recipes::to_string(n->role)
+                                               : std::string()) +
+            ", created at zxid " + std::to_string(n->czxid.value) + ")";
       }
       return violation(
           p,
           holder_name(holder) + " holds the grant of " + at_ref(g) + " on " + g.text +
-              " (created at zxid " + std::to_string(self->czxid.value) + ", still live) " +
-              when() + ", but the server's queue has " + std::to_string(before.size()) +
+              " (created at zxid " + std::to_string(self->czxid.value) + ", still live) " + when() +
+              ", but the server's queue has " + std::to_string(before.size()) +
               " live node(s) ahead of it that " +
               (kind == recipes::Kind::kReadWrite && g.role == Role::kRead
                    ? "a reader must wait for"
@@ -1376,11 +1379,11 @@ Verdict check_reported_state(const History& h, const ServerView& v, bool informe
     const Live& head = live.at(*ahead.front().second);
     return violation(p,
                      client_name(e.client) + " announced leader at " + at_ref(e) + " while " +
-                         std::to_string(ahead.size()) + " live node(s) were ahead of its " +
-                         *mine + " (zxid " + std::to_string(self.czxid.value) +
+                         std::to_string(ahead.size()) + " live node(s) were ahead of its " + *mine +
+                         " (zxid " + std::to_string(self.czxid.value) +
                          ") in the server's queue, the first " + *ahead.front().second + " (" +
-                         client_name(head.client) + ", zxid " +
-                         std::to_string(head.czxid.value) + ")",
+                         client_name(head.client) + ", zxid " + std::to_string(head.czxid.value) +
+                         ")",
                      {e.index});
   }
   return Verdict::pass(p);
@@ -1393,8 +1396,8 @@ Verdict check_error_contract(const History& h) {
     if (e.type == Type::kInvoke) continue;
     if (e.text.rfind("exception: ", 0) == 0) {
       return violation(p,
-                       holder_name(e) + "'s " + to_string(e.op) + " threw at " +
-                           at_ref(e) + " (" + e.text +
+                       holder_name(e) + "'s " + to_string(e.op) + " threw at " + at_ref(e) + " (" +
+                           e.text +
                            "): a recipe returns errors (recipes/lock.h), it does not throw",
                        {e.index});
     }
@@ -1402,8 +1405,8 @@ Verdict check_error_contract(const History& h) {
     std::vector<E> allowed;
     switch (e.op) {
       case Op::kAcquire:
-        allowed = {E::kOperationTimeout, E::kCancelled, E::kSessionExpired, E::kInvalidState,
-                   E::kClosing, E::kConnectionLoss};
+        allowed = {E::kOperationTimeout, E::kCancelled, E::kSessionExpired,
+                   E::kInvalidState,     E::kClosing,   E::kConnectionLoss};
         break;
       case Op::kRelease:
       case Op::kStrayRelease:

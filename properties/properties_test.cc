@@ -65,6 +65,34 @@ std::string rc_check(const std::string& id, int count, Testable&& testable) {
   return out.str();
 }
 
+// A hand-written scenario: `clients` clients x `rounds` rounds with `faults`, holds of `hold`
+// and thinks of at most `think_max` (the defaults when zero), finished as a generated one is.
+Scenario hand_written(uint64_t seed, uint32_t clients, uint32_t rounds,
+                      std::vector<sim::Fault> faults, zk::Duration hold = {},
+                      zk::Duration think_max = {}) {
+  Scenario s;
+  s.seed = seed;
+  s.workload.clients = clients;
+  s.workload.rounds = rounds;
+  if (think_max > zk::Duration{}) s.workload.think_max = think_max;
+  if (hold > zk::Duration{}) s.workload.hold_min = s.workload.hold_max = hold;
+  s.faults = std::move(faults);
+  finish_scenario(&s);
+  return s;
+}
+
+// One fault of `kind` on client `client` (and `server`), `at` after the start.
+sim::Fault fault_at(FaultKind kind, zk::Duration at, uint32_t client, zk::Duration duration = {},
+                    uint32_t server = 0) {
+  sim::Fault f;
+  f.kind = kind;
+  f.at = zk::Time{} + at;
+  f.client = client;
+  f.server = server;
+  f.duration = duration;
+  return f;
+}
+
 // Where a failing property's shrunk counterexample goes: $LOCKSTEP_TRACE_DIR, else
 // <build dir>/traces/failures.
 std::string trace_dir() {
@@ -223,9 +251,9 @@ TEST_P(BrokenVariant, IsCaughtByItsExpectedProperty) {
 // to beliefs: a polling waiter still acquires, a restarting one still acquires in order, and an
 // impatient one steals only under a pause, which excuses belief-level exclusion.
 TEST(ServerSideVariants, AreCaughtOnlyByTheirOwnProperty) {
-  for (const char* name : {"broken/predecessor-by-arithmetic",
-                           "broken/restart-when-predecessor-gone",
-                           "broken/steals-after-patience"}) {
+  for (const char* name :
+       {"broken/predecessor-by-arithmetic", "broken/restart-when-predecessor-gone",
+        "broken/steals-after-patience"}) {
     SCOPED_TRACE(name);
     const RecipeInfo* recipe = recipes::find_recipe(name);
     ASSERT_NE(recipe, nullptr);
@@ -336,20 +364,10 @@ TEST(Pause, BreaksBeliefLevelExclusionButNotFencedSafety) {
   int broken_beliefs = 0;
   int rejected_stale = 0;
   for (uint64_t seed = 1; seed <= 30; ++seed) {
-    Scenario s;
-    s.seed = seed;
-    s.workload.clients = 2;
-    s.workload.rounds = 2;
-    s.workload.think_max = zk::milliseconds(2);
-    s.workload.hold_min = zk::milliseconds(20);
-    s.workload.hold_max = zk::milliseconds(20);
-    sim::Fault pause;
-    pause.kind = FaultKind::kPause;
-    pause.at = zk::Time{} + zk::milliseconds(8);
-    pause.client = 1 + static_cast<uint32_t>(seed % 2);
-    pause.duration = s.session_timeout * 2;
-    s.faults.push_back(pause);
-    finish_scenario(&s);
+    const sim::Fault pause =
+        fault_at(FaultKind::kPause, zk::milliseconds(8), 1 + static_cast<uint32_t>(seed % 2),
+                 Scenario{}.session_timeout * 2);
+    const Scenario s = hand_written(seed, 2, 2, {pause}, zk::milliseconds(20), zk::milliseconds(2));
     const RunResult run = run_in_sim(recipe->make, s);
     const Verdict strict = check_mutual_exclusion(run.history, recipe->kind, 1, false);
     const Verdict informed = check_mutual_exclusion(run.history, recipe->kind, 1, true);
@@ -376,19 +394,10 @@ TEST(Pause, BreaksBeliefLevelExclusionButNotFencedSafety) {
 TEST(ArmedFaults, ALostReplyTakenAfterThePlansHealMovesTheRunsHeal) {
   const RecipeInfo* recipe = recipes::find_recipe("fair-mutex");
   ASSERT_NE(recipe, nullptr);
-  Scenario s;
-  s.seed = 3;
-  s.workload.clients = 1;
-  s.workload.rounds = 1;
-  s.workload.think_max = zk::microseconds(1);
-  s.workload.hold_min = zk::milliseconds(300);
-  s.workload.hold_max = zk::milliseconds(300);
-  sim::Fault lost;
-  lost.kind = FaultKind::kLoseNextReply;
-  lost.at = zk::Time{} + zk::milliseconds(100);  // the client holds from about 10 ms to 310 ms
-  lost.client = 1;
-  s.faults.push_back(lost);
-  finish_scenario(&s);
+  // The client holds from about 10 ms to 310 ms; the lost reply is armed at 100 ms.
+  const Scenario s =
+      hand_written(3, 1, 1, {fault_at(FaultKind::kLoseNextReply, zk::milliseconds(100), 1)},
+                   zk::milliseconds(300), zk::microseconds(1));
   ASSERT_EQ(s.heal_at, zk::Time{} + zk::milliseconds(101));
   const RunResult run = run_in_sim(recipe->make, s);
   const zk::Time plan_heal = run.start + (s.heal_at - zk::Time{});
@@ -443,8 +452,9 @@ TEST(SessionWatch, TheEndOfAReplacedSessionIsNotRecordedAsTheNewOnes) {
 
 // Rounds that try once without waiting (Lock::try_acquire): with the lock held elsewhere they
 // fail after their own requests, without waiting for the holder, and the recipe must leave no
-// node; the probe after each proves it. fair-mutex passes every property; broken/timeout-leaves-node, which keeps its
-// node on a timeout, is caught by timeout-cleanup in the same scenarios.
+// node; the probe after each proves it. fair-mutex passes every property;
+// broken/timeout-leaves-node, which keeps its node on a timeout, is caught by timeout-cleanup in
+// the same scenarios.
 TEST(TryOnce, FailsAtOnceAndLeavesNoNode) {
   const RecipeInfo* good = recipes::find_recipe("fair-mutex");
   const RecipeInfo* bad = recipes::find_recipe("broken/timeout-leaves-node");
@@ -495,18 +505,9 @@ TEST(TryOnce, FailsAtOnceAndLeavesNoNode) {
 TEST(LongOutage, SessionsSurviveALeaderRestartLongerThanTheirTimeout) {
   const RecipeInfo* recipe = recipes::find_recipe("fair-mutex");
   ASSERT_NE(recipe, nullptr);
-  Scenario s;
-  s.seed = 7;
-  s.workload.clients = 3;
-  s.workload.rounds = 3;
-  sim::Fault restart;
-  restart.kind = FaultKind::kServerRestart;
-  restart.at = zk::Time{} + zk::milliseconds(10);
-  restart.client = 1;
-  restart.server = 1;
-  restart.duration = s.session_timeout * 3 / 2;
-  s.faults.push_back(restart);
-  finish_scenario(&s);
+  const Scenario s = hand_written(7, 3, 3,
+                                  {fault_at(FaultKind::kServerRestart, zk::milliseconds(10), 1,
+                                            Scenario{}.session_timeout * 3 / 2, 1)});
   const SeedOutcome o = run_scenario(*recipe, claims_for(*recipe), s);
   EXPECT_EQ(o.first_violation(), nullptr) << o.first_violation()->message;
   int disconnected = 0;
@@ -524,10 +525,10 @@ TEST(LongOutage, SessionsSurviveALeaderRestartLongerThanTheirTimeout) {
     const Scenario g = generate_scenario(seed, go);
     trying += g.workload.try_percent > 0 ? 1 : 0;
     for (const sim::Fault& f : g.faults) {
-      long_outages += f.kind == FaultKind::kServerRestart && f.server == 1 &&
-                              f.duration >= g.session_timeout
-                          ? 1
-                          : 0;
+      long_outages +=
+          f.kind == FaultKind::kServerRestart && f.server == 1 && f.duration >= g.session_timeout
+              ? 1
+              : 0;
     }
   }
   EXPECT_GT(long_outages, 10);

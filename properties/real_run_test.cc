@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "properties/real_backend.h"
 #include "properties/suite.h"
 #include "real/server.h"
 
@@ -101,6 +102,48 @@ TEST_F(RealWorkload, BrokenVariantIsCaughtOnARealServer) {
     }
   }
   EXPECT_TRUE(caught) << "a reader never held beside a writer in 5 runs";
+}
+
+// A lost reply armed while the only client holds the lock is taken at its release's delete, long
+// after the plan's heal; the run's heal is when the proxy dropped it, so nothing after the plan's
+// heal is judged as healed while the fault still acts (the simulator's ArmedFaults test, end to
+// end through the real backend's proxy and fault driver).
+TEST_F(RealWorkload, ALostReplyTakenAfterThePlansHealMovesTheRunsHeal) {
+  const recipes::RecipeInfo* r = recipes::find_recipe("fair-mutex");
+  ASSERT_NE(r, nullptr);
+  Scenario s;
+  s.seed = 3;
+  s.workload.kind = r->kind;
+  s.workload.clients = 1;
+  s.workload.rounds = 1;
+  s.workload.lock_path = "/real-armed";
+  s.workload.think_max = zk::microseconds(1);
+  s.workload.hold_min = s.workload.hold_max = zk::milliseconds(600);
+  s.session_timeout = zk::seconds(4);
+  s.liveness_bound = zk::seconds(20);
+  sim::Fault lost;
+  lost.kind = sim::FaultKind::kLoseNextReply;
+  lost.at = zk::Time{} + zk::milliseconds(200);  // the client holds from its first round trips
+  lost.client = 1;
+  s.faults.push_back(lost);
+  finish_scenario(&s);
+  ASSERT_EQ(s.heal_at, zk::Time{} + zk::milliseconds(201));
+  const RealOutcome o = run_real_scenario(*cluster_, *r, claims_for(*r), s);
+  ASSERT_TRUE(o.error.empty()) << o.error;
+  const RunResult& run = o.outcome.run;
+  ASSERT_TRUE(run.finished) << run.history.to_text();
+  const zk::Time plan_heal = run.start + (s.heal_at - zk::Time{});
+  zk::Time released{};
+  for (const Event& e : run.history.events()) {
+    if (e.op == Op::kRelease && e.type == Type::kInvoke) released = e.at;
+  }
+  ASSERT_GT(released, plan_heal + zk::milliseconds(200)) << run.history.to_text();
+  // The release's delete is the request whose reply the proxy drops: after the release began.
+  EXPECT_GT(run.heal_at, released) << run.history.to_text();
+  for (const Verdict& v : o.outcome.verdicts) {
+    EXPECT_TRUE(v.ok) << to_string(v.property) << ": " << v.message << "\n"
+                      << run.history.to_text();
+  }
 }
 
 }  // namespace
