@@ -35,6 +35,7 @@ void World::Impl::inject(Fault f) {
 
 void World::Impl::start_fault(size_t index) {
   const Fault f = faults_[index];
+  started_faults_.push_back(index);
   const std::string text = describe(f);
   log(f.client, "fault", static_cast<uint64_t>(f.kind), index, text, [&] { return text; });
   const bool needs_client = zk::takes(f.kind, zk::kParamClient);

@@ -210,6 +210,7 @@ zk::SessionId World::client_id(uint32_t index) const {
   return impl_->client(index).id();
 }
 void World::inject(Fault fault) { impl_->inject(std::move(fault)); }
+const std::vector<size_t>& World::started_faults() const { return impl_->started_faults(); }
 Time World::now() const { return impl_->now(); }
 bool World::step() { return impl_->step(zk::kNever); }
 void World::run_until(Time t) { impl_->run_until(t); }

@@ -399,6 +399,10 @@ class World {
   zk::SessionId client_id(uint32_t index) const;  // the client's current session (0: none yet)
 
   void inject(Fault fault);  // REQUIRES: fault.at >= now()
+  // The faults started so far, as their indexes in inject() order (0 the first injected), in
+  // the order they started: faults due at one instant start in the order the scheduler chose,
+  // which need not be the order they were injected in.
+  const std::vector<size_t>& started_faults() const;
 
   Time now() const;
   bool step();             // runs one event; false when the queue is empty

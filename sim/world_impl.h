@@ -67,6 +67,7 @@ class World::Impl final : public EventFilter {
   const std::vector<HerdRecord>& herd() const { return herd_; }
   uint64_t requests_total() const { return requests_total_; }
   Time armed_fault_fired_at() const { return armed_fault_fired_at_; }
+  const std::vector<size_t>& started_faults() const { return started_faults_; }
   void armed_fault_fired() { armed_fault_fired_at_ = now(); }
   uint64_t events_executed() const { return events_executed_; }
   void run_until(Time t);
@@ -209,6 +210,7 @@ class World::Impl final : public EventFilter {
   std::vector<uint64_t> graveyard_;
   std::vector<std::unique_ptr<ClientImpl>> clients_;
   std::vector<Fault> faults_;
+  std::vector<size_t> started_faults_;  // see World::started_faults
   std::vector<HerdRecord> herd_;
   HerdRecord* herd_record(zk::Zxid zxid);  // by binary search: herd_ is in zxid order
   std::vector<Trigger> triggers_;          // scratch
