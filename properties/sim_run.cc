@@ -219,7 +219,7 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
   // and in the order the simulator started them: faults due at one instant start in the order
   // the scheduler chose (semaphore seed 1301429: two set-capacity faults at one instant, 4 then
   // 1 in the plan, were applied 1 then 4 and recorded 4 then 1, so the checkers judged the
-  // grants after it by a capacity of 1 where the server's count said 4). A fault due at the
+  // grants after them by a capacity of 1 where the server's count said 4). A fault due at the
   // phase's first instant has not started when it is reached (nothing has run yet): such faults
   // keep the plan's order, after those that started.
   std::vector<size_t> start_rank(faults.size(), SIZE_MAX);  // plan index -> place in start order
