@@ -289,6 +289,7 @@ int run_scale(const Command& self, const Args& args, const Io& io) {
   lockstep::sim::WorldOptions o;
   o.seed = *seed;
   o.record_log = false;
+  o.audit = false;  // no hash, no decision list: as `lockstep check` runs its scenarios
   lockstep::sim::World world(o);
   Totals totals;
   for (uint64_t i = 0; i < *clients; ++i) {

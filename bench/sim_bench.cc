@@ -10,8 +10,8 @@
 // applicable property; items_per_second = scenarios per second of CPU time.
 // Counters: items_per_second = simulated requests per second of CPU time; virtual_s_per_s =
 // virtual seconds simulated per second of CPU time; grants_per_s (fair mutex) = lock grants per
-// second of CPU time. The event log keeps no text (its hash is still computed), as in a property
-// run.
+// second of CPU time. The event log keeps no text, is not hashed and the scheduler's decisions are
+// not listed (sim::WorldOptions::audit off), as in a `lockstep check` run (properties::Keep).
 //
 // After the runs, main() prints each rate against the DESIGN §6 targets (>= 1,000,000 simulated
 // requests per second per core, fair lock with 16 clients; >= 1,000 fault-injected 5-client,
@@ -99,6 +99,7 @@ void BM_ChurnLoop(benchmark::State& state) {
   WorldOptions options;
   options.seed = 42;
   options.record_log = false;
+  options.audit = false;
   World world(options);
   for (int64_t i = 0; i < state.range(0); ++i) {
     Client& c = world.add_client();
@@ -115,6 +116,7 @@ void BM_FairMutex(benchmark::State& state) {
   WorldOptions options;
   options.seed = 42;
   options.record_log = false;
+  options.audit = false;
   World world(options);
   uint64_t grants = 0;
   for (int64_t i = 0; i < state.range(0); ++i) {

@@ -1,14 +1,14 @@
 // The same fair-mutex workload on the simulator and on Debian's real ZooKeeper server, in one
 // run: lock cycles (acquire + release) per second of wall time on each, and their ratio.
 //
-// Workload: N clients (--clients, default 16: what DESIGN §6 sets its target on), each looping acquire / release on the registry's
-// "fair-mutex" recipe under one lock directory, no hold time, no faults. The lock loop is one
-// coroutine written against zk::Session, so the very same code runs on a sim::World client and
-// on a real::RealSession.
-//   - simulator: one World (seed 42, no text log), stepped 10 ms of virtual time at a time until
-//     --seconds of wall time have passed; also reports cycles per virtual second (what the
-//     simulated server's latency model allows) and per wall second (how fast the simulator
-//     computes them).
+// Workload: N clients (--clients, default 16: what DESIGN §6 sets its target on), each looping
+// acquire / release on the registry's "fair-mutex" recipe under one lock directory, no hold time,
+// no faults. The lock loop is one coroutine written against zk::Session, so the very same code
+// runs on a sim::World client and on a real::RealSession.
+//   - simulator: one World (seed 42, no text log, no log hash or decision list, as `lockstep
+//     check` runs its scenarios), stepped 10 ms of virtual time at a time until --seconds of wall
+//     time have passed; also reports cycles per virtual second (what the simulated server's
+//     latency model allows) and per wall second (how fast the simulator computes them).
 //   - real: a standalone server started here (real/ harness, tickTime 200, forceSync on, a
 //     fresh temporary directory, stopped by pid at the end), N RealSessions on one EventLoop,
 //     warmed up for 0.5 s, then measured for --seconds of wall time.
@@ -86,6 +86,7 @@ Figures run_sim(const lockstep::recipes::RecipeInfo* recipe, uint32_t clients, d
   lockstep::sim::WorldOptions options;
   options.seed = 42;
   options.record_log = false;
+  options.audit = false;  // as `lockstep check` runs its scenarios (properties::Keep)
   lockstep::sim::World world(options);
   LoopState state;
   for (uint32_t i = 0; i < clients; ++i) {

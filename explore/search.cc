@@ -209,8 +209,9 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
 RunReport ScopeProgram::run(sim::Strategy& strategy, StateHashing* probe) {
   RunProbe rp;
   if (probe != nullptr) probe->set_probe([&rp] { return rp.state_hash(); });
-  properties::RunResult r = properties::run_in_sim(rp.wrap(scope_.recipe->make), scope_.scenario,
-                                                   false, std::make_unique<Borrowed>(&strategy));
+  properties::RunResult r =
+      properties::run_in_sim(rp.wrap(scope_.recipe->make), scope_.scenario,
+                             properties::Keep::kAudit, std::make_unique<Borrowed>(&strategy));
   if (probe != nullptr) probe->set_probe({});
   RunReport out;
   out.decisions = std::move(r.decisions);
@@ -219,7 +220,7 @@ RunReport ScopeProgram::run(sim::Strategy& strategy, StateHashing* probe) {
     if (!v.ok) out.violations.push_back(std::move(v));
   }
   out.sim_events = r.sim_events;
-  out.log_hash = r.log_hash;
+  out.log_hash = r.log_hash.value();
   Hasher h;
   for (const properties::NodeSnapshot& n : r.tree.nodes) {
     h.text(n.path);

@@ -78,7 +78,8 @@ std::string CheckBackend::unsupported(const recipes::RecipeInfo&, const Claims&)
 
 bool SimBackend::run(const recipes::RecipeInfo& recipe, const Claims& claims, uint64_t seed,
                      const std::set<sim::FaultKind>& faults, SeedOutcome* out, std::string*) {
-  *out = run_seed(recipe, claims, seed, faults, keep_event_log_);
+  *out =
+      run_seed(recipe, claims, seed, faults, keep_event_log_ ? Keep::kEventLog : Keep::kVerdicts);
   return true;
 }
 

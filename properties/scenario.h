@@ -75,12 +75,21 @@ void finish_scenario(Scenario* s);
 // short grace, for both.
 zk::Duration liveness_bound_for(const Scenario& s, bool fifo);
 
+// What a simulated run keeps for its caller beyond what the judges read (the history, the tree,
+// the server's view, the herd samples).
+enum class Keep : uint8_t {
+  kVerdicts,  // nothing more: the event log is not hashed and the decisions are not listed
+              // (sim::WorldOptions::audit off): a `lockstep check` scenario, judged and dropped
+  kAudit,     // the event log's hash and the decision list: replay, shrinking, explore
+  kEventLog,  // those and the event log's text (RunResult::event_log and events)
+};
+
 struct RunResult {
   History history;
   TreeSnapshot tree;
   std::vector<HerdSample> herd;
   ServerView server;  // what the server did under the lock, and each client's requests
-  uint64_t log_hash = 0;
+  std::optional<uint64_t> log_hash;  // sim::EventLog::hash(); none with Keep::kVerdicts
   uint64_t sim_events = 0;
   uint64_t requests = 0;
   zk::Time start;    // when the workload started (after the lock directory was made)
@@ -91,8 +100,8 @@ struct RunResult {
   bool finished = false;  // every client finished before run_limit
   std::string event_log;  // the simulator's text log, when asked for
   // What the world recorded, for traces and replay.
-  std::vector<sim::Decision> decisions;  // World::decisions() at the end of the run
-  std::vector<sim::LoggedEvent> events;  // World::log().events(), when keep_event_log
+  std::vector<sim::Decision> decisions;  // World::decisions() at the end (Keep::kAudit or more)
+  std::vector<sim::LoggedEvent> events;  // World::log().events(), with Keep::kEventLog
   std::string strategy;                  // Strategy::name() of the strategy used
   bool diverged = false;                 // a replay strategy left its recording
   std::string divergence;                // where, when diverged
@@ -103,7 +112,7 @@ struct RunResult {
 // keep_event_log): the log a recording wrote; the run stops at the first event that differs
 // from it (sim::EventLog::expect), which is then the last of `events`.
 RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s,
-                     bool keep_event_log = false, std::unique_ptr<sim::Strategy> strategy = nullptr,
+                     Keep keep = Keep::kAudit, std::unique_ptr<sim::Strategy> strategy = nullptr,
                      const std::vector<sim::LoggedEvent>* expected_events = nullptr);
 
 }  // namespace lockstep::properties

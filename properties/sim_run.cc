@@ -141,9 +141,10 @@ class ViewRecorder final : public sim::Observer {
 
 }  // namespace
 
-RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, bool keep_event_log,
+RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, Keep keep,
                      std::unique_ptr<sim::Strategy> strategy,
                      const std::vector<sim::LoggedEvent>* expected_events) {
+  const bool keep_event_log = keep == Keep::kEventLog;
   RunResult out;
   if (!strategy) strategy = sim::make_random_strategy(s.seed);
   out.strategy = strategy->name();
@@ -151,6 +152,7 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
   wo.seed = s.seed;
   wo.servers = s.servers;
   wo.record_log = keep_event_log;
+  wo.audit = keep != Keep::kVerdicts;
   auto world = std::make_unique<sim::World>(wo, std::move(strategy));
   // An invariant that fires inside this run names the run and how far it got.
   const sim::World* w = world.get();
@@ -298,11 +300,11 @@ RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s, boo
   for (const sim::HerdRecord& r : world->herd()) {
     out.herd.push_back(HerdSample{r.zxid, r.path, r.notifications, r.requests_caused});
   }
-  out.log_hash = world->log().hash();
+  if (wo.audit) out.log_hash = world->log().hash();
   out.sim_events = world->events_executed();
   out.requests = world->requests_total();
   if (keep_event_log) out.event_log = world->log().to_text();
-  out.decisions = world->decisions();
+  if (wo.audit) out.decisions = world->decisions();
   if (keep_event_log) out.events = world->log().events();
   out.diverged = world->diverged();
   out.divergence = world->divergence();

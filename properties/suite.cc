@@ -149,19 +149,18 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
 }
 
 SeedOutcome run_scenario(const recipes::RecipeInfo& recipe, const Claims& claims, Scenario s,
-                         bool keep_event_log) {
+                         Keep keep) {
   SeedOutcome o;
   o.scenario = std::move(s);
-  o.run = run_in_sim(recipe.make, o.scenario, keep_event_log);
+  o.run = run_in_sim(recipe.make, o.scenario, keep);
   o.verdicts = judge(recipe, claims, o.scenario, o.run);
   return o;
 }
 
 SeedOutcome run_seed(const recipes::RecipeInfo& recipe, const Claims& claims, uint64_t seed,
-                     const std::set<sim::FaultKind>& allowed, bool keep_event_log) {
+                     const std::set<sim::FaultKind>& allowed, Keep keep) {
   return run_scenario(recipe, claims,
-                      generate_scenario(seed, generate_options(recipe, claims, allowed)),
-                      keep_event_log);
+                      generate_scenario(seed, generate_options(recipe, claims, allowed)), keep);
 }
 
 std::string report(const recipes::RecipeInfo& recipe, const SeedOutcome& o) {

@@ -34,13 +34,14 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
                            const Scenario& s, const RunResult& run);
 
 // Runs one scenario and judges it.
+// `keep`: what the outcome's run keeps beyond what was judged (run_in_sim; by default nothing).
 SeedOutcome run_scenario(const recipes::RecipeInfo& recipe, const Claims& claims, Scenario s,
-                         bool keep_event_log = false);
+                         Keep keep = Keep::kVerdicts);
 
 // Derives the scenario of `seed` for this recipe (faults restricted to `allowed` when not
 // empty), runs it and judges it.
 SeedOutcome run_seed(const recipes::RecipeInfo& recipe, const Claims& claims, uint64_t seed,
-                     const std::set<sim::FaultKind>& allowed = {}, bool keep_event_log = false);
+                     const std::set<sim::FaultKind>& allowed = {}, Keep keep = Keep::kVerdicts);
 
 // A readable report of one outcome: the scenario, each verdict, and for a violation the
 // history events it names with a little context.

@@ -24,10 +24,12 @@ struct RunResult {
 };
 
 // Five clients run the fair-lock-like loop under a fixed fault plan.
-RunResult run_scenario(uint64_t seed, bool record, std::unique_ptr<Strategy> strategy = nullptr) {
+RunResult run_scenario(uint64_t seed, bool record, std::unique_ptr<Strategy> strategy = nullptr,
+                       bool audit = true) {
   WorldOptions o;
   o.seed = seed;
   o.record_log = record;
+  o.audit = audit;
   World w(o, std::move(strategy));
   std::vector<testing::LoopStats> stats(5);
   for (uint32_t i = 1; i <= 5; ++i) w.add_client();
@@ -58,10 +60,10 @@ RunResult run_scenario(uint64_t seed, bool record, std::unique_ptr<Strategy> str
   w.inject(foreign);
   w.run_until_idle(t + zk::seconds(60));
   RunResult r;
-  r.hash = w.log().hash();
+  if (audit) r.hash = w.log().hash();
   r.events = w.log().size();
   r.text = w.log().to_text();
-  r.decisions = w.decisions();
+  if (audit) r.decisions = w.decisions();
   for (const auto& s : stats) r.acquired += s.acquired;
   return r;
 }
@@ -80,6 +82,28 @@ TEST(DeterminismTest, SameSeedSameLog) {
 // Whether text lines are kept does not change the hash.
 TEST(DeterminismTest, HashIndependentOfRecording) {
   EXPECT_EQ(run_scenario(7, true).hash, run_scenario(7, false).hash);
+}
+
+// Without the audit (WorldOptions::audit off: no hash, no decision list) the run is the same
+// run: the same text lines, event count and grants. It has no hash or list to give.
+TEST(DeterminismTest, AuditOffRunsTheSameRun) {
+  const RunResult a = run_scenario(7, true);
+  const RunResult b = run_scenario(7, true, nullptr, /*audit=*/false);
+  EXPECT_GT(a.events, 500u);
+  EXPECT_EQ(a.text, b.text);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.acquired, b.acquired);
+  EXPECT_FALSE(a.decisions.empty());
+}
+
+// Asking a run without the audit for its hash or its decisions is a bug, and says so.
+TEST(DeterminismDeathTest, AuditOffHasNoHashOrDecisionsToGive) {
+  WorldOptions o;
+  o.audit = false;
+  World w(o);
+  EXPECT_FALSE(w.log().hashing());
+  EXPECT_DEATH((void)w.log().hash(), "does not hash");
+  EXPECT_DEATH((void)w.decisions(), "does not keep");
 }
 
 // Different seeds give different runs.

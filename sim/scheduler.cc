@@ -122,7 +122,7 @@ uint32_t Scheduler::choose(ChoiceKind kind, uint32_t n) {
 
 void Scheduler::record(ChoiceKind kind, uint32_t n, uint32_t chosen) {
   LOCKSTEP_ASSERT(chosen < n);
-  decisions_.push_back(Decision{kind, n, chosen});
+  if (keep_decisions_) decisions_.push_back(Decision{kind, n, chosen});
   const uint64_t packed =
       (static_cast<uint64_t>(kind) << 56) ^ (static_cast<uint64_t>(n) << 24) ^ chosen;
   log_->add_decision(now_, packed, kind, chosen, n);

@@ -52,7 +52,16 @@ class Scheduler {
   // The strategy ended the run early and every pending event was dropped (expiries included):
   // from then on the world is frozen, not a run whose timing invariants can be checked.
   bool stopped_by_strategy() const { return stopped_by_strategy_; }
-  const std::vector<Decision>& decisions() const { return decisions_; }
+  // REQUIRES: keeping_decisions().
+  const std::vector<Decision>& decisions() const {
+    LOCKSTEP_ASSERT_MSG(keep_decisions_,
+                        "the decision list was asked of a run that does not keep "
+                        "it (WorldOptions::audit is off)");
+    return decisions_;
+  }
+  bool keeping_decisions() const { return keep_decisions_; }
+  // Off: choices are made and logged but not listed (WorldOptions::audit). Set before the first.
+  void set_keep_decisions(bool on) { keep_decisions_ = on; }
   // The events still to run, as a multiset of (time from now, tag, client, operands): a resume's
   // coroutine address is left out, and so is every insertion number (World::state_digest).
   uint64_t pending_digest() const;
@@ -91,6 +100,7 @@ class Scheduler {
   bool has_lone_ = false;
   std::vector<uint32_t> changes_;  // scratch for EventFilter::take_changes
   std::vector<Decision> decisions_;
+  bool keep_decisions_ = true;
 };
 
 }  // namespace lockstep::sim

@@ -14,6 +14,8 @@ World::Impl::Impl(WorldOptions options, std::unique_ptr<Strategy> strategy)
       ids_(zk::Prng(opt_.seed).split("session-ids")) {
   LOCKSTEP_ASSERT(opt_.servers >= 1 && opt_.servers < 256);
   log_.set_recording(opt_.record_log);
+  log_.set_hashing(opt_.audit);
+  sched_.set_keep_decisions(opt_.audit);
   salt_ = choose(ChoiceKind::kChildOrder, UINT32_MAX);
   for (uint32_t i = 1; i <= opt_.servers; ++i) {
     servers_.push_back(std::make_unique<Server>(i, salt_));

@@ -24,6 +24,7 @@
 
 #include "sim/words.h"
 #include "zk/faults.h"
+#include "zk/invariant.h"
 #include "zk/random.h"
 #include "zk/session.h"
 #include "zk/types.h"
@@ -141,7 +142,14 @@ struct LoggedEvent {
 
 class EventLog {
  public:
-  uint64_t hash() const { return hash_; }
+  // REQUIRES: hashing() (a log that does not hash has no hash to give).
+  uint64_t hash() const {
+    LOCKSTEP_ASSERT_MSG(hashing_,
+                        "the event log's hash was asked of a run that does not hash "
+                        "(WorldOptions::audit is off)");
+    return hash_;
+  }
+  bool hashing() const { return hashing_; }
   uint64_t size() const { return count_; }
   bool recording() const { return record_; }
   const std::vector<LoggedEvent>& events() const { return events_; }
@@ -151,6 +159,9 @@ class EventLog {
   // For the simulator (and workloads that add their own events, e.g. resource enter/leave).
   void add(Time at, uint32_t client, std::string_view kind, std::string_view text);
   void set_recording(bool on) { record_ = on; }
+  // Off: the hash is not computed (text lines, when recording, are still kept). For a run whose
+  // caller reads no hash (WorldOptions::audit); set before the first event.
+  void set_hashing(bool on) { hashing_ = on; }
 
   // The simulator's hot path: hashes the compact fields (at, client, kind, a, b, s) and calls
   // text() for the line's details only when recording, so a run without text pays no
@@ -163,7 +174,7 @@ class EventLog {
   // A scheduler decision: hashed as one packed word, text only when recording. Inline: a run
   // asks two or three per simulated request (every message's latency is one).
   void add_decision(Time at, uint64_t packed, ChoiceKind kind, uint32_t chosen, uint32_t n) {
-    hash_ = mix64(mix64(hash_, static_cast<uint64_t>(at.us)), packed);
+    if (hashing_) hash_ = mix64(mix64(hash_, static_cast<uint64_t>(at.us)), packed);
     ++count_;
     if (record_) push_decision(at, kind, chosen, n);
   }
@@ -171,7 +182,8 @@ class EventLog {
   template <class TextFn>
   void add_compact(Time at, uint32_t client, std::string_view kind, uint64_t a, uint64_t b,
                    std::string_view s, TextFn&& text) {
-    mix(at, client, kind, a, b, s);
+    if (hashing_) mix(at, client, kind, a, b, s);
+    ++count_;
     if (record_) push(at, client, kind, text());
   }
 
@@ -204,7 +216,6 @@ class EventLog {
     h = mix64(h, a);
     h = mix64(h, b);
     hash_ = mix_bytes(h, s);
-    ++count_;
   }
   void push_decision(Time at, ChoiceKind kind, uint32_t chosen, uint32_t n);
   void push(Time at, uint32_t client, std::string_view kind, std::string text);
@@ -212,6 +223,7 @@ class EventLog {
   uint64_t hash_ = 1469598103934665603ull;
   uint64_t count_ = 0;
   bool record_ = true;
+  bool hashing_ = true;
   bool stopped_ = false;
   const std::vector<LoggedEvent>* expected_ = nullptr;
   std::vector<LoggedEvent> events_;
@@ -290,7 +302,13 @@ struct WorldOptions {
   // jute.maxbuffer (0xfffff): a request frame larger than this drops the connection.
   size_t packet_limit_bytes = (1 << 20) - 1;
   bool java_reply_limit = false;  // model Java clients: a reply over the limit is lost
-  bool record_log = true;         // keep text lines (the hash is always computed)
+  bool record_log = true;         // keep text lines (the hash is computed either way)
+  // Hash the event log and keep the scheduler's decision list: what replay, shrinking, explore
+  // and the self-check read. Off, a run that reads neither (a `lockstep check` scenario that is
+  // judged and dropped, the benchmarks that stand for it) pays for neither; the run itself is the
+  // same (both are outputs; nothing in the run reads them), and asking World::log().hash() or
+  // World::decisions() of it is a bug (an assertion says so).
+  bool audit = true;
   // znode.container.checkIntervalMs: how often the leader looks for containers and TTL nodes
   // to delete (ZooKeeper's default is 60 s; the real harness's server runs with 100 ms, and so
   // does the simulator by default). Checks run only while such a node exists.

@@ -95,12 +95,12 @@ Trace record(const recipes::RecipeInfo& recipe, const properties::Scenario& s,
   t.recipe_fingerprint = recipe_fingerprint(recipe);
   t.scenario = s;
   t.strategy = strategy ? strategy->name() : "random";
-  RunResult r = properties::run_in_sim(recipe.make, s, /*keep_event_log=*/true, std::move(strategy),
-                                       expected_events);
+  RunResult r = properties::run_in_sim(recipe.make, s, properties::Keep::kEventLog,
+                                       std::move(strategy), expected_events);
   t.decisions = std::move(r.decisions);
   t.events = std::move(r.events);
   t.event_count = t.events.size();
-  t.log_hash = r.log_hash;
+  t.log_hash = r.log_hash.value();
   t.run = RunInfo{r.start, r.heal_at, r.end, r.finished, r.sim_events, r.requests};
   t.verdicts = properties::judge(recipe, properties::claims_for(recipe), s, r);
   t.history = std::move(r.history);
@@ -192,8 +192,9 @@ std::vector<Verdict> recheck_trace(const Trace& recorded, const recipes::RecipeI
   if (recorded.strategy != kShrunkStrategy) {
     return properties::run_scenario(recipe, claims, recorded.scenario).verdicts;
   }
-  const RunResult r = properties::run_in_sim(recipe.make, recorded.scenario, false,
-                                             make_lenient_strategy(recorded.decisions));
+  const RunResult r =
+      properties::run_in_sim(recipe.make, recorded.scenario, properties::Keep::kVerdicts,
+                             make_lenient_strategy(recorded.decisions));
   return properties::judge(recipe, claims, recorded.scenario, r);
 }
 

@@ -323,7 +323,8 @@ class Runner {
   bool fails(const Scenario& s, std::unique_ptr<sim::Strategy> strategy, Size* size,
              std::vector<sim::Decision>* decisions) {
     ++used_;
-    properties::RunResult r = properties::run_in_sim(recipe_.make, s, false, std::move(strategy));
+    properties::RunResult r =
+        properties::run_in_sim(recipe_.make, s, properties::Keep::kAudit, std::move(strategy));
     const std::vector<properties::Verdict> verdicts = properties::judge(recipe_, claims_, s, r);
     const auto v = std::find_if(verdicts.begin(), verdicts.end(), [&](const properties::Verdict& x) {
       return x.property == property_;
