@@ -1041,15 +1041,22 @@ Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_r
     for (auto it = first; it != last; ++it) {
       const Activity* act = *it;
       if (act->kind != Activity::Kind::kRequest) continue;
-      for (; changed != changes_end && *changed <= act->position; ++changed) ++seen;
-      for (; hit != hits_end && *hit + 1 <= act->position; ++hit) ++seen;
-      for (; other != last && (*other)->position <= act->position; ++other) {
-        seen += (*other)->kind != Activity::Kind::kRequest ? 1 : 0;
-      }
       auto s = std::find_if(sent.begin(), sent.end(),
                             [&](const auto& r) { return r.first == act->request; });
       if (s == sent.end()) s = sent.insert(s, {act->request, 0});
       const uint32_t count = ++s->second;
+      // Within the budget of no stimulus at all (most requests): `seen` is not needed yet. It
+      // counts what lies at or before a position, so it is brought up to date only when asked,
+      // from where it last stopped: the node changes (every client's, on every server: most of
+      // what a span holds) by a binary search, the rest by stepping.
+      if (count <= uint64_t{max_repeats} * (1 + a.overlapping)) continue;
+      const auto changed_upto = std::upper_bound(changed, changes_end, act->position);
+      seen += static_cast<size_t>(changed_upto - changed);
+      changed = changed_upto;
+      for (; hit != hits_end && *hit + 1 <= act->position; ++hit) ++seen;
+      for (; other != last && (*other)->position <= act->position; ++other) {
+        seen += (*other)->kind != Activity::Kind::kRequest ? 1 : 0;
+      }
       const uint64_t budget = uint64_t{max_repeats} * (1 + seen) * (1 + a.overlapping);
       if (count <= budget) continue;
       std::vector<uint64_t> ev{inv.index};

@@ -47,6 +47,7 @@ std::vector<Verdict> judge(const recipes::RecipeInfo& recipe, const Claims& clai
   }
   History untold;
   if (!stalled.empty()) {
+    untold.reserve(run.history.size());
     for (Event e : run.history.events()) {
       if (e.op == Op::kSession && stalled.count(e.client) != 0 &&
           (e.session_state == zk::SessionState::kExpired ||
