@@ -392,18 +392,21 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
   };
   if (o.capacity == 0) return std::nullopt;
   BeliefTracker tracker;
-  FlatMap<Holder, uint64_t> waiting;  // holder -> its fresh acquire's invocation
-  FlatMap<Holder, zk::Time> served;   // holder -> last completion of an earlier waiter's acquire
+  struct Waiting {
+    uint64_t inv = 0;                // its fresh acquire's invocation
+    std::optional<zk::Time> served;  // the last completion of an earlier waiter's acquire since
+  };
+  FlatMap<Holder, Waiting> waiting;  // holder -> its wait (one lookup per holder, not two)
   // The event since which fewer than capacity hold (kNotFree: they do not).
   constexpr uint64_t kNotFree = UINT64_MAX;
   uint64_t free_since = kNotFree;
   uint32_t capacity = o.capacity;  // a semaphore's count node may change it (kCapacity)
   for (const Event& e : h.events()) {
     if (free_since != kNotFree && e.at >= o.quiet_at) {
-      for (const auto& [holder, inv] : waiting) {
+      for (const auto& [holder, wait] : waiting) {
+        const uint64_t inv = wait.inv;
         zk::Time start = std::max({h[free_since].at, h[inv].at, o.quiet_at});
-        auto ahead = served.find(holder);
-        if (ahead != served.end()) start = std::max(start, ahead->second);
+        if (wait.served) start = std::max(start, *wait.served);
         if (e.at - start <= o.grace) continue;
         return violation(Property::kLiveness,
                          holder_name(holder) + " waited (acquire invoked at " + at_ref(h[inv]) +
@@ -419,21 +422,21 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
     // cleaned up and handed the gate on), is the queue ahead being served.
     if (tracker.is_fresh_grant(e) || (e.op == Op::kAcquire && e.type == Type::kFail)) {
       auto done = waiting.find(holder_of(e));
-      for (const auto& [holder, inv] : waiting) {
+      for (auto& [holder, wait] : waiting) {
         if (done == waiting.end() || holder == done->first) continue;
-        bool ahead = inv > done->second;  // invoked before the waiter
-        if (!ahead) {                     // or queued before it at the server
-          const Created theirs = first_created(e.client, done->second, e.index);
+        const uint64_t inv = wait.inv;
+        bool ahead = inv > done->second.inv;  // invoked before the waiter
+        if (!ahead) {                         // or queued before it at the server
+          const Created theirs = first_created(e.client, done->second.inv, e.index);
           const Created mine = last_created(holder.first, inv, e.index);
           // (the waiter's client has no node yet: the holder's is ahead of it too)
           ahead = theirs != kNone && (mine == kNone || theirs < mine);
         }
-        if (ahead) served[holder] = e.at;
+        if (ahead) wait.served = e.at;
       }
     }
     if (e.op == Op::kAcquire && e.type == Type::kInvoke && !tracker.holds(holder_of(e))) {
-      waiting[holder_of(e)] = e.index;
-      served.erase(holder_of(e));
+      waiting[holder_of(e)] = Waiting{e.index, std::nullopt};
     }
     if (e.op == Op::kAcquire && e.type != Type::kInvoke) waiting.erase(holder_of(e));
     if (e.op == Op::kCrash || e.op == Op::kGiveUp) {
