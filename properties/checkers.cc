@@ -791,24 +791,23 @@ Verdict check_herd_free(const std::vector<HerdSample>& herd, std::string_view lo
   // holder and a lease's waiter both went on past the gate beside the next gate holder).
   // path -> the client that created it (the leader's), built at the first delete-dir: most runs
   // have none.
-  std::map<std::string, uint32_t> creator;
-  bool creator_built = false;
+  std::optional<std::map<std::string, uint32_t>> creator;
   uint32_t operator_deletes = 0;
   for (const Event& e : h.events()) {
     if (e.op != Op::kFault) continue;
     if (e.text.rfind("delete-node", 0) != 0 && e.text.rfind("delete-dir", 0) != 0) continue;
     uint32_t taken = 0;  // clients' nodes the leader deleted as the fault took effect
     if (server != nullptr && server->observed && e.text.rfind("delete-dir", 0) == 0) {
-      if (!creator_built) {
+      if (!creator) {
+        creator.emplace();
         for (const ServerView::NodeChange& n : server->nodes) {
-          if (n.server == 1 && n.created) creator[n.path] = n.client;
+          if (n.server == 1 && n.created) (*creator)[n.path] = n.client;
         }
-        creator_built = true;
       }
       for (const ServerView::NodeChange& n : server->nodes) {
         if (n.server != 1 || n.created || n.position != e.index) continue;
-        auto c = creator.find(n.path);
-        if (c != creator.end() && c->second != 0) ++taken;
+        auto c = creator->find(n.path);
+        if (c != creator->end() && c->second != 0) ++taken;
       }
     }
     operator_deletes += std::max<uint32_t>(1, taken);

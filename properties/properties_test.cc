@@ -93,6 +93,30 @@ sim::Fault fault_at(FaultKind kind, zk::Duration at, uint32_t client, zk::Durati
   return f;
 }
 
+// A semaphore of `leases` leases whose count lives in a capacity node (so a set-capacity fault
+// can change it): `clients` clients x `rounds` rounds, holds of hold_min..hold_max. Not finished
+// (the caller adds its faults and seed).
+Scenario counted_semaphore(uint32_t clients, uint32_t rounds, uint32_t leases,
+                           zk::Duration hold_min, zk::Duration hold_max) {
+  Scenario s;
+  s.workload.kind = recipes::Kind::kSemaphore;
+  s.workload.clients = clients;
+  s.workload.rounds = rounds;
+  s.workload.max_leases = leases;
+  s.workload.hold_min = hold_min;
+  s.workload.hold_max = hold_max;
+  s.workload.capacity_path = s.workload.lock_path + "-capacity";
+  return s;
+}
+
+// A set-capacity fault on `s`'s capacity node, `at` after the start: the count becomes `count`.
+sim::Fault set_capacity_at(const Scenario& s, zk::Duration at, uint32_t count) {
+  sim::Fault f = fault_at(FaultKind::kSetCapacity, at, 1);
+  f.path = s.workload.capacity_path;
+  f.count = count;
+  return f;
+}
+
 // Where a failing property's shrunk counterexample goes: $LOCKSTEP_TRACE_DIR, else
 // <build dir>/traces/failures.
 std::string trace_dir() {
@@ -581,21 +605,8 @@ TEST(SharedCallers, SeveralTasksShareOneLockAndEachIsItsOwnHolder) {
 // history records the change, the semaphores that read the count pass every property, and
 // broken/semaphore-cached-capacity, which read it once, is caught by mutual exclusion.
 TEST(Capacity, ALoweredCountHoldsBackLaterGrants) {
-  Scenario s;
-  s.workload.kind = recipes::Kind::kSemaphore;
-  s.workload.clients = 4;
-  s.workload.rounds = 6;
-  s.workload.max_leases = 3;
-  s.workload.hold_min = zk::milliseconds(5);
-  s.workload.hold_max = zk::milliseconds(15);
-  s.workload.capacity_path = s.workload.lock_path + "-capacity";
-  sim::Fault lower;
-  lower.kind = FaultKind::kSetCapacity;
-  lower.at = zk::Time{} + zk::milliseconds(20);
-  lower.client = 1;
-  lower.path = s.workload.capacity_path;
-  lower.count = 1;
-  s.faults.push_back(lower);
+  Scenario s = counted_semaphore(4, 6, 3, zk::milliseconds(5), zk::milliseconds(15));
+  s.faults.push_back(set_capacity_at(s, zk::milliseconds(20), 1));
   int caught = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     s.seed = seed;
@@ -634,19 +645,10 @@ TEST(SameInstantFaults, AreRecordedInTheOrderTheyStarted) {
   const Claims claims = claims_for(*recipe);
   int reversed = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    Scenario s;
+    Scenario s = counted_semaphore(3, 4, 2, zk::milliseconds(5), zk::milliseconds(5));
     s.seed = seed;
-    s.workload.kind = recipes::Kind::kSemaphore;
-    s.workload.clients = 3;
-    s.workload.rounds = 4;
-    s.workload.max_leases = 2;
-    s.workload.hold_min = s.workload.hold_max = zk::milliseconds(5);
-    s.workload.capacity_path = s.workload.lock_path + "-capacity";
     for (const uint32_t count : {4u, 1u}) {
-      sim::Fault set = fault_at(FaultKind::kSetCapacity, zk::milliseconds(12), 1);
-      set.path = s.workload.capacity_path;
-      set.count = count;
-      s.faults.push_back(set);
+      s.faults.push_back(set_capacity_at(s, zk::milliseconds(12), count));
     }
     finish_scenario(&s);
     const SeedOutcome o = run_scenario(*recipe, claims, s, Keep::kEventLog);
@@ -669,10 +671,6 @@ TEST(SameInstantFaults, AreRecordedInTheOrderTheyStarted) {
   EXPECT_LT(reversed, 20) << "the scheduler never kept the plan's order";
 }
 
-// ---- determinism -------------------------------------------------------------------------------
-
-// Running the same recipe and scenario twice gives the same history and the same event-log
-// hash, for every recipe in the registry.
 // A stall holds one of a client's tasks as a pause holds them all: FIFO is not judged under one
 // (a stalled waiter acts on an old read), as under a pause; under a connection loss it is.
 TEST(Stall, FifoIsNotJudgedUnderAStall) {
@@ -680,9 +678,7 @@ TEST(Stall, FifoIsNotJudgedUnderAStall) {
   ASSERT_NE(fair, nullptr);
   const Claims claims = claims_for(*fair);
   Scenario s;
-  sim::Fault f;
-  f.kind = FaultKind::kConnectionLoss;
-  f.client = 1;
+  sim::Fault f = fault_at(FaultKind::kConnectionLoss, {}, 1);
   s.faults.push_back(f);
   EXPECT_TRUE(judged(recipes::Property::kFifo, claims, s));
   f.kind = FaultKind::kStall;
@@ -692,6 +688,10 @@ TEST(Stall, FifoIsNotJudgedUnderAStall) {
   EXPECT_TRUE(judged(recipes::Property::kMutualExclusion, claims, s));
 }
 
+// ---- determinism -------------------------------------------------------------------------------
+
+// Running the same recipe and scenario twice gives the same history and the same event-log
+// hash, for every recipe in the registry.
 TEST(Determinism, SameScenarioSameHistory) {
   for (const RecipeInfo& r : recipes::registry()) {
     const Claims claims = claims_for(r);

@@ -30,16 +30,27 @@ class RealWorkload : public ::testing::Test {
     cluster_ = nullptr;
   }
 
+  // A scenario for the real server: `clients` x `rounds` of `kind` under `lock_path`, with a
+  // session timeout of 4 s and a liveness bound of 20 s (the server's expiry and a 2-core CI
+  // machine's pace, not the simulator's).
+  static Scenario real_scenario(recipes::Kind kind, uint32_t clients, uint32_t rounds,
+                                std::string lock_path) {
+    Scenario s;
+    s.workload.kind = kind;
+    s.workload.clients = clients;
+    s.workload.rounds = rounds;
+    s.workload.lock_path = std::move(lock_path);
+    s.session_timeout = zk::seconds(4);
+    s.liveness_bound = zk::seconds(20);
+    return s;
+  }
+
   // Runs a small workload with `recipe` and judges every property but herd-freedom (the real
   // server has no herd counters).
   static std::vector<Verdict> run(const recipes::RecipeInfo& recipe, uint32_t clients,
                                   std::string lock_path, RunResult* result = nullptr) {
     const Claims claims = claims_for(recipe);
-    Scenario s;
-    s.workload.kind = recipe.kind;
-    s.workload.clients = clients;
-    s.workload.rounds = 4;
-    s.workload.lock_path = std::move(lock_path);
+    Scenario s = real_scenario(recipe.kind, clients, 4, std::move(lock_path));
     s.workload.think_max = zk::milliseconds(3);
     s.workload.hold_min = zk::milliseconds(1);
     s.workload.hold_max = zk::milliseconds(5);
@@ -48,8 +59,6 @@ class RealWorkload : public ::testing::Test {
     s.workload.reentrant_percent = 30;
     s.workload.stray_release_percent = 10;
     if (recipe.kind == recipes::Kind::kSemaphore) s.workload.max_leases = 2;
-    s.session_timeout = zk::seconds(4);
-    s.liveness_bound = zk::seconds(20);
     RealRunOptions o;
     o.hosts = cluster_->connect_string();
     o.session_timeout = s.session_timeout;
@@ -111,16 +120,10 @@ TEST_F(RealWorkload, BrokenVariantIsCaughtOnARealServer) {
 TEST_F(RealWorkload, ALostReplyTakenAfterThePlansHealMovesTheRunsHeal) {
   const recipes::RecipeInfo* r = recipes::find_recipe("fair-mutex");
   ASSERT_NE(r, nullptr);
-  Scenario s;
+  Scenario s = real_scenario(r->kind, 1, 1, "/real-armed");
   s.seed = 3;
-  s.workload.kind = r->kind;
-  s.workload.clients = 1;
-  s.workload.rounds = 1;
-  s.workload.lock_path = "/real-armed";
   s.workload.think_max = zk::microseconds(1);
   s.workload.hold_min = s.workload.hold_max = zk::milliseconds(600);
-  s.session_timeout = zk::seconds(4);
-  s.liveness_bound = zk::seconds(20);
   sim::Fault lost;
   lost.kind = sim::FaultKind::kLoseNextReply;
   lost.at = zk::Time{} + zk::milliseconds(200);  // the client holds from its first round trips
