@@ -81,6 +81,10 @@ class BeliefTracker {
   const Belief* of(const Event& e) const { return of(holder_of(e)); }
   // How many holders believe they hold.
   uint32_t holding() const { return holding_; }
+  // How many events so far could have moved a belief (grants, releases, losses, facts about a
+  // whole client): a caller that keeps something derived from the beliefs need look again only
+  // when this changed.
+  uint64_t moves() const { return moves_; }
   // How many of them hold on after a session-dead notice (Belief::noticed).
   uint32_t noticed() const { return noticed_; }
 
@@ -96,6 +100,7 @@ class BeliefTracker {
 
   // apply() of an event that may move a belief (`grant`: it is an `ok acquire`).
   void move(const Event& e, bool grant) {
+    ++moves_;
     if (client_wide(e.op)) {
       for (size_t i = position({e.client, 0});
            i < beliefs_.size() && beliefs_[i].first.first == e.client; ++i) {
@@ -150,6 +155,7 @@ class BeliefTracker {
   }
 
   std::vector<Entry> beliefs_;  // ordered by holder, each once
+  uint64_t moves_ = 0;          // calls of move()
   uint32_t holding_ = 0;        // entries whose belief holds
   uint32_t noticed_ = 0;        // entries whose belief holds and has a notice
 };

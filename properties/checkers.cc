@@ -1259,8 +1259,10 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
       acquiring.erase(e.client);
     }
     const bool fresh = tracker.is_fresh_grant(e);
+    const uint64_t moves = tracker.moves();
     tracker.apply(e);
-    for (auto it = granted.begin(); it != granted.end();) {
+    // Grants whose holder stopped believing it holds leave; no belief moved, none left.
+    for (auto it = granted.begin(); tracker.moves() != moves && it != granted.end();) {
       const Belief* b = tracker.of(it->first);
       it = b == nullptr || !b->holds ? granted.erase(it) : std::next(it);
     }
