@@ -63,9 +63,9 @@ void World::Impl::server_receive(Connection& c, UpMsg& m) {
   if (m.req.frame_bytes() > opt_.packet_limit_bytes) {
     return server_close(c, true, "request over the packet limit");
   }
-  auto session = c.session.valid() ? sessions_.find(c.session.value) : sessions_.end();
-  if (session == sessions_.end()) return server_close(c, true, "no session");
-  session->second.last_packet = now();  // every request touches the session, like a ping
+  SessionRec* session = c.session.valid() ? find_session(c.session.value) : nullptr;
+  if (session == nullptr) return server_close(c, true, "no session");
+  session->last_packet = now();  // every request touches the session, like a ping
   ServerEntry e;
   e.req = std::move(m.req);
   e.read = !goes_to_leader(e.req.op);
@@ -125,10 +125,10 @@ void World::Impl::attach(SessionRec& s, Connection& c) {
 
 void World::Impl::detach(Connection& c) {
   if (!c.session.valid()) return;
-  auto it = sessions_.find(c.session.value);
-  if (it == sessions_.end() || it->second.conn != c.id) return;
-  it->second.conn = 0;
-  it->second.server = 0;
+  SessionRec* rec = find_session(c.session.value);
+  if (rec == nullptr || rec->conn != c.id) return;
+  rec->conn = 0;
+  rec->server = 0;
   drop_watches(server(c.server), c.session.value);
   update_heard(c.session);
 }
@@ -182,7 +182,7 @@ void World::Impl::forward(Connection& c, ServerEntry& e) {
   Txn txn;
   if (r.op == Op::kClose) {
     leader().tree.prepare_kill(c.session, &txn);
-    sessions_.erase(c.session.value);
+    erase_session(c.session.value);
     dispositions_changed(0);  // kExpire events read sessions_
     log(c.client, "close-session", c.session.value, 0, {},
         [&] { return "session " + hex(c.session.value) + " closed"; });
@@ -326,9 +326,9 @@ void World::Impl::fire(Server& s, const Trigger& t, zk::Zxid zxid) {
 
 void World::Impl::notify(Server& s, uint64_t session, std::string_view path, EventType type,
                          zk::Zxid zxid) {
-  auto it = sessions_.find(session);
-  if (it == sessions_.end() || it->second.server != s.id || it->second.conn == 0) return;
-  Connection* c = conn(it->second.conn);
+  const SessionRec* rec = find_session(session);
+  if (rec == nullptr || rec->server != s.id || rec->conn == 0) return;
+  Connection* c = conn(rec->conn);
   if (c == nullptr || !c->server_open) return;
   DownMsg m;
   m.type = DownType::kNotify;
@@ -429,9 +429,9 @@ bool World::Impl::is_heard(const SessionRec& s) {
 // the session), and the session expires at the next tick boundary after that + timeout, like
 // ZooKeeper's ExpiryQueue.
 void World::Impl::update_heard(zk::SessionId id) {
-  auto it = sessions_.find(id.value);
-  if (it == sessions_.end()) return;
-  SessionRec& s = it->second;
+  SessionRec* rec = find_session(id.value);
+  if (rec == nullptr) return;
+  SessionRec& s = *rec;
   const bool heard = is_heard(s);
   if (heard == s.heard) return;
   s.heard = heard;
@@ -530,7 +530,7 @@ void World::Impl::expire(zk::SessionId id, std::string_view why) {
   }
   Txn txn;
   leader().tree.prepare_kill(id, &txn);
-  sessions_.erase(id.value);
+  erase_session(id.value);
   dispositions_changed(0);  // kExpire events read sessions_
   commit(std::move(txn));
 }

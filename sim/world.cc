@@ -55,8 +55,8 @@ Disposition World::Impl::classify(const Event& e) {
       return ok ? Disposition::kRun : Disposition::kDrop;
     }
     case EventTag::kExpire: {
-      auto it = sessions_.find(e.a);
-      const bool ok = it != sessions_.end() && it->second.token == e.b && !it->second.heard;
+      const SessionRec* rec = find_session(e.a);
+      const bool ok = rec != nullptr && rec->token == e.b && !rec->heard;
       return ok ? Disposition::kRun : Disposition::kDrop;
     }
     default: return Disposition::kRun;

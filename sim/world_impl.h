@@ -11,6 +11,7 @@
 // end of a step (bury), so references taken during a step stay valid.
 #pragma once
 
+#include <array>
 #include <deque>
 #include <map>
 #include <memory>
@@ -204,6 +205,27 @@ class World::Impl final : public EventFilter {
   zk::Prng ids_;
   std::vector<std::unique_ptr<Server>> servers_;
   std::map<uint64_t, SessionRec> sessions_;
+  // The session of `id` in sessions_, or nullptr: through a small cache of recent lookups
+  // (every request, notification and expiry check looks its session up, and a tree of
+  // thousands of sessions is a chase of scattered nodes). Map nodes never move, so a cached
+  // pointer is good until an erase: erase_session() drops the cache.
+  SessionRec* find_session(uint64_t id) {
+    SessionCacheSlot& slot = session_cache_[(id * 0x9e3779b97f4a7c15ull) >> 58];
+    if (slot.rec != nullptr && slot.id == id) return slot.rec;
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return nullptr;  // not cached: an insert may make it
+    slot = SessionCacheSlot{id, &it->second};
+    return slot.rec;
+  }
+  void erase_session(uint64_t id) {
+    sessions_.erase(id);
+    session_cache_.fill(SessionCacheSlot{});
+  }
+  struct SessionCacheSlot {
+    uint64_t id = 0;
+    SessionRec* rec = nullptr;
+  };
+  std::array<SessionCacheSlot, 64> session_cache_{};
   zk::Zxid zxid_;
   std::deque<Txn> txlog_;  // committed, not yet applied by every follower (ensembles only)
   std::vector<std::unique_ptr<Connection>> conns_;  // by id, in id order; closed ones null
