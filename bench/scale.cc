@@ -3,8 +3,9 @@
 // requests per CPU-second, watch notifications per release and CPU per grant.
 //
 // Workload: every client joins at once and loops K times: acquire on the registry's recipe
-// (one lock directory), hold for --hold-us of virtual time, release. The World keeps no text log
-// (its hash is still computed), as in a property run. Each run is its own process, so the peak
+// (one lock directory), hold for --hold-us of virtual time, release. The World keeps no text log,
+// log hash or decision list (WorldOptions::audit off), as `lockstep check` runs its scenarios.
+// Each run is its own process, so the peak
 // RSS is this run's: `./lockstep bench` runs this program once per row of its table.
 //
 // A run stops early when it has made --max-grants grants or used --max-cpu-s CPU-seconds (the
