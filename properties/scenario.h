@@ -107,10 +107,11 @@ struct RunResult {
   std::string divergence;                // where, when diverged
 };
 
-// `strategy` == nullptr runs with sim::make_random_strategy(s.seed) (the seed reproduces the
-// run); a replay or search strategy plugs in here. `expected_events` (strict replay, with
-// keep_event_log): the log a recording wrote; the run stops at the first event that differs
-// from it (sim::EventLog::expect), which is then the last of `events`.
+// `keep`: what the result keeps beyond what is judged (by default the audit: the log's hash and
+// the decisions). `strategy` == nullptr runs with sim::make_random_strategy(s.seed) (the seed
+// reproduces the run); a replay or search strategy plugs in here. `expected_events` (strict
+// replay, with Keep::kEventLog): the log a recording wrote; the run stops at the first event that
+// differs from it (sim::EventLog::expect), which is then the last of `events`.
 RunResult run_in_sim(const recipes::LockFactory& factory, const Scenario& s,
                      Keep keep = Keep::kAudit, std::unique_ptr<sim::Strategy> strategy = nullptr,
                      const std::vector<sim::LoggedEvent>* expected_events = nullptr);
