@@ -52,14 +52,13 @@ class Scheduler {
   // The strategy ended the run early and every pending event was dropped (expiries included):
   // from then on the world is frozen, not a run whose timing invariants can be checked.
   bool stopped_by_strategy() const { return stopped_by_strategy_; }
-  // REQUIRES: keeping_decisions().
+  // REQUIRES: the list is kept (set_keep_decisions, on unless WorldOptions::audit is off).
   const std::vector<Decision>& decisions() const {
     LOCKSTEP_ASSERT_MSG(keep_decisions_,
                         "the decision list was asked of a run that does not keep "
                         "it (WorldOptions::audit is off)");
     return decisions_;
   }
-  bool keeping_decisions() const { return keep_decisions_; }
   // Off: choices are made and logged but not listed (WorldOptions::audit). Set before the first.
   void set_keep_decisions(bool on) { keep_decisions_ = on; }
   // The events still to run, as a multiset of (time from now, tag, client, operands): a resume's
