@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -365,30 +366,36 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
   // seed 401705: c2's three gate nodes and the waiter's, all at one position, c2's first).
   using Created = std::pair<uint64_t, size_t>;
   constexpr Created kNone{UINT64_MAX, SIZE_MAX};
-  std::map<uint32_t, std::vector<Created>> created;
+  std::vector<std::vector<Created>> created;  // indexed by client (numbered from 1)
   if (server != nullptr && server->observed) {
     for (size_t i = 0; i < server->nodes.size(); ++i) {
       const ServerView::NodeChange& n = server->nodes[i];
-      if (n.created && n.server == 1 && n.client != 0) created[n.client].push_back({n.position, i});
+      if (!n.created || n.server != 1 || n.client == 0) continue;
+      if (n.client >= created.size()) created.resize(size_t{n.client} + 1);
+      created[n.client].push_back({n.position, i});
     }
   }
+  // (Positions never decrease along ServerView::nodes, so each list is in this order already;
+  // the binary searches below need it.)
+  for (std::vector<Created>& mine : created) {
+    if (!std::is_sorted(mine.begin(), mine.end())) std::sort(mine.begin(), mine.end());
+  }
+  const auto created_by = [&](uint32_t client) -> const std::vector<Created>* {
+    return client < created.size() ? &created[client] : nullptr;
+  };
   // Did `client` create a node in (after, upto] (by position): the first such, or kNone.
   auto first_created = [&](uint32_t client, uint64_t after, uint64_t upto) {
-    auto it = created.find(client);
-    if (it == created.end()) return kNone;
-    for (const Created& c : it->second) {
-      if (c.first > after && c.first <= upto) return c;
-    }
-    return kNone;
+    const std::vector<Created>* mine = created_by(client);
+    if (mine == nullptr) return kNone;
+    const auto it = std::upper_bound(mine->begin(), mine->end(), Created{after, SIZE_MAX});
+    return it != mine->end() && it->first <= upto ? *it : kNone;
   };
+  // ... the last such, or kNone.
   auto last_created = [&](uint32_t client, uint64_t after, uint64_t upto) {
-    Created out = kNone;
-    auto it = created.find(client);
-    if (it == created.end()) return out;
-    for (const Created& c : it->second) {
-      if (c.first > after && c.first <= upto) out = c;
-    }
-    return out;
+    const std::vector<Created>* mine = created_by(client);
+    if (mine == nullptr) return kNone;
+    const auto it = std::upper_bound(mine->begin(), mine->end(), Created{upto, SIZE_MAX});
+    return it != mine->begin() && std::prev(it)->first > after ? *std::prev(it) : kNone;
   };
   if (o.capacity == 0) return std::nullopt;
   BeliefTracker tracker;
@@ -422,12 +429,15 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
     // cleaned up and handed the gate on), is the queue ahead being served.
     if (tracker.is_fresh_grant(e) || (e.op == Op::kAcquire && e.type == Type::kFail)) {
       auto done = waiting.find(holder_of(e));
+      // The served acquire's first node, asked once (it is the same for every waiter).
+      std::optional<Created> first_theirs;
       for (auto& [holder, wait] : waiting) {
         if (done == waiting.end() || holder == done->first) continue;
         const uint64_t inv = wait.inv;
         bool ahead = inv > done->second.inv;  // invoked before the waiter
         if (!ahead) {                         // or queued before it at the server
-          const Created theirs = first_created(e.client, done->second.inv, e.index);
+          if (!first_theirs) first_theirs = first_created(e.client, done->second.inv, e.index);
+          const Created theirs = *first_theirs;
           const Created mine = last_created(holder.first, inv, e.index);
           // (the waiter's client has no node yet: the holder's is ahead of it too)
           ahead = theirs != kNone && (mine == kNone || theirs < mine);
@@ -1013,12 +1023,15 @@ Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_r
   std::vector<uint64_t> changes;
   changes.reserve(v.nodes.size());
   for (const ServerView::NodeChange& n : v.nodes) changes.push_back(n.position);
-  std::sort(changes.begin(), changes.end());
+  // (Recorded in position order, so this is sorted already: checking costs less than sorting.)
+  if (!std::is_sorted(changes.begin(), changes.end())) std::sort(changes.begin(), changes.end());
   // So are the session events and the faults that hit a client (a cancellation starts its
-  // cleanup): each client's, by history index.
-  std::map<uint32_t, std::vector<uint64_t>> hits;
+  // cleanup): each client's, by history index; indexed by client.
+  std::vector<std::vector<uint64_t>> hits;
   for (const Event& e : h.events()) {
-    if (e.op == Op::kSession || e.op == Op::kFault) hits[e.client].push_back(e.index);
+    if (e.op != Op::kSession && e.op != Op::kFault) continue;
+    if (e.client >= hits.size()) hits.resize(size_t{e.client} + 1);
+    hits[e.client].push_back(e.index);
   }
   std::vector<std::pair<std::string_view, uint32_t>> sent;  // request -> times sent in the span
   for (const AcquireSpan& a : acquire_spans(h)) {
@@ -1029,9 +1042,10 @@ Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_r
     // (in order) are counted by advancing through the three.
     auto [changed, changes_end] = inside_range(changes, a, position_itself);
     std::vector<uint64_t>::const_iterator hit{}, hits_end{};  // none when the client has none
-    if (auto mine = hits.find(inv.client); mine != hits.end()) {
-      hit = std::upper_bound(mine->second.cbegin(), mine->second.cend(), a.invoke);
-      hits_end = std::lower_bound(hit, mine->second.cend(), a.done ? *a.done : h.size());
+    if (inv.client < hits.size()) {
+      const std::vector<uint64_t>& mine = hits[inv.client];
+      hit = std::upper_bound(mine.cbegin(), mine.cend(), a.invoke);
+      hits_end = std::lower_bound(hit, mine.cend(), a.done ? *a.done : h.size());
     }
     const auto [first, last] = inside_range(
         inv.client < by_client.size() ? by_client[inv.client] : none, a, activity_position);
@@ -1088,7 +1102,11 @@ Verdict check_progress(const History& h, const ServerView& v, zk::Time heal_at,
   for (const ServerView::NodeChange& n : v.nodes) {
     if (n.server == 1 && n.created) created_at[n.client].push_back(n.position);
   }
-  for (auto& [client, positions] : created_at) std::sort(positions.begin(), positions.end());
+  for (auto& [client, positions] : created_at) {
+    if (!std::is_sorted(positions.begin(), positions.end())) {
+      std::sort(positions.begin(), positions.end());
+    }
+  }
   for (const AcquireSpan& a : acquire_spans(h)) {
     const Event& inv = h[a.invoke];
     if (inv.at < heal_at || a.disturbed) continue;

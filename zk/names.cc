@@ -44,8 +44,10 @@ NameLog::Set::iterator NameLog::erase(Set::iterator it) {
   int32_t values[2];
   const size_t n = suffix_values(it->name, values);
   for (size_t i = 0; i < n; ++i) {
-    const size_t gone = suffixed_.erase(Suffixed{values[i], &*it});
-    LOCKSTEP_ASSERT(gone == 1);
+    // One search (an erase by key searches for both ends of the key's range).
+    const auto s = suffixed_.find(Suffixed{values[i], &*it});
+    LOCKSTEP_ASSERT(s != suffixed_.end());
+    suffixed_.erase(s);
   }
   return entries_.erase(it);
 }
