@@ -5,7 +5,10 @@
 #    browser set with `test` only; the server set is what real/server.h tells users to install;
 #  - LOCKSTEP_JUNIT: run_ctest on a tiny ctest project (one passing test, one failing) writes a
 #    JUnit report with those counts, and counts them in the totals; an unusable directory is a
-#    clear error, exit 2.
+#    clear error, exit 2;
+#  - the profile-guided build: the first build trains a profile (an instrumented build of the
+#    CLI, one `lockstep check` run), later ones reuse it, LOCKSTEP_PGO=0 builds without it, a
+#    training run that could not finish makes no profile, and a bad LOCKSTEP_PGO is refused.
 # Usage: lockstep_script_test.sh PATH/TO/lockstep   (ctest runs it; label unit)
 set -euo pipefail
 
@@ -52,9 +55,75 @@ hint=$(sed -n 's/^ *"\(apt-get install [^"]*\)";$/\1/p' "$(dirname "$SCRIPT")/re
 expect_eq "real/server.h kServerInstallCommand" \
   "apt-get install --no-install-recommends ${SERVER_PACKAGES[*]} $JAVA_PACKAGE" "$hint"
 
-# ---- JUnit reports ----
 SCRATCH=$(mktemp -d /tmp/lockstep-script-test-XXXXXX)
 trap 'rm -rf -- "$SCRATCH"' EXIT
+
+# ---- the profile-guided build ----
+# configure and build are stood in for (the instrumented build is a real compile of minutes;
+# every CI run does it on a fresh clone): they record their arguments, and the "instrumented"
+# lockstep is a script that records its own and writes a counter file as a profile would be.
+(
+  FAILURES=0
+  BUILD="$SCRATCH/pgo-build"
+  calls="$SCRATCH/pgo-calls"
+  configure() { printf 'configure %s\n' "$*" >>"$calls"; }
+  build() {
+    printf 'build %s\n' "$*" >>"$calls"
+    if [[ $1 == "$BUILD/pgo/train" ]]; then
+      mkdir -p "$1/cli"
+      printf '#!/bin/sh\necho "trainer $*" >>"%s"\nexit %s\n' "$calls" "${TRAINER_STATUS:-1}" \
+        >"$1/cli/lockstep"
+      chmod +x "$1/cli/lockstep"
+    fi
+  }
+  # No profile yet: an instrumented build, one training run, then the build reads the profile.
+  PGO=1 PGO_SEEDS=7
+  ensure_normal_build lockstep 2>/dev/null || fail "ensure_normal_build failed with a stand-in trainer"
+  name=$(cat "$BUILD/pgo/current" 2>/dev/null || true)
+  [[ $name == profile-* && -f $BUILD/pgo/$name/trained ]] ||
+    fail "no trained profile named in $BUILD/pgo/current: '$name'"
+  want="configure $BUILD/pgo/train -DLOCKSTEP_PGO=generate -DLOCKSTEP_PGO_PROFILE=$BUILD/pgo/$name.part -DLOCKSTEP_REAL=OFF
+build $BUILD/pgo/train lockstep
+trainer check --seeds 7 --jobs 1 --no-traces
+configure $BUILD -DLOCKSTEP_PGO=use -DLOCKSTEP_PGO_PROFILE=$BUILD/pgo/$name
+build $BUILD lockstep"
+  expect_eq "the first profile-guided build" "$want" "$(cat "$calls")"
+  [[ ! -e $BUILD/pgo/$name.part ]] || fail "the partial profile $BUILD/pgo/$name.part was left behind"
+  # (A correct recipe failing in the training run, status 1, still makes a profile.)
+
+  # A profile there: no training, the same flags.
+  : >"$calls"
+  ensure_normal_build lockstep 2>/dev/null || fail "ensure_normal_build failed with a profile there"
+  expect_eq "a later build" "configure $BUILD -DLOCKSTEP_PGO=use -DLOCKSTEP_PGO_PROFILE=$BUILD/pgo/$name
+build $BUILD lockstep" "$(cat "$calls")"
+
+  # LOCKSTEP_PGO=0: a plain build, whatever profile there is.
+  : >"$calls"
+  PGO=0 ensure_normal_build 2>/dev/null || fail "ensure_normal_build failed with LOCKSTEP_PGO=0"
+  expect_eq "LOCKSTEP_PGO=0" "configure $BUILD -DLOCKSTEP_PGO=
+build $BUILD" "$(cat "$calls")"
+
+  # A training run that could not finish (status 2 or more) makes no profile and fails the build.
+  rm -rf -- "$BUILD/pgo"
+  : >"$calls"
+  status=0
+  message=$(TRAINER_STATUS=3 ensure_normal_build lockstep 2>&1) || status=$?
+  [[ $status -ne 0 ]] || fail "a failed training run did not fail the build"
+  [[ $message == *"stopped with status 3; no profile was made"* ]] ||
+    fail "unclear message for a failed training run: $message"
+  [[ ! -e $BUILD/pgo/current ]] || fail "a failed training run named a profile"
+  [[ $(grep -c '^configure '"$BUILD"' ' "$calls" || true) -eq 0 ]] ||
+    fail "the build was configured after a failed training run"
+
+  # A value other than 0 or 1 is refused, status 2.
+  status=0
+  message=$(PGO=yes ensure_normal_build 2>&1) || status=$?
+  expect_eq "exit status for LOCKSTEP_PGO=yes" 2 "$status"
+  [[ $message == *"expected 1"*"or 0"* ]] || fail "unclear message for LOCKSTEP_PGO=yes: $message"
+  exit "$FAILURES"
+) || FAILURES=$((FAILURES + $?))
+
+# ---- JUnit reports ----
 mkdir -p "$SCRATCH/src"
 cat >"$SCRATCH/src/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.21)
