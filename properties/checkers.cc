@@ -1184,21 +1184,23 @@ Verdict check_server_exclusion(const History& h, const ServerView& v, recipes::K
       const auto self = find_live(g.text);
       if (self == live.end() || !self->sequential) continue;
       const std::string_view dir = std::string_view(g.text).substr(0, self->dir_size);
-      std::vector<const Live*> before;  // earlier live siblings
-      for (const Live& n : live) {
-        if (n.client == 0 || !n.sequential || &n == &*self ||
-            std::string_view(*n.path).substr(0, n.dir_size) != dir) {
-          continue;
-        }
-        if (n.czxid >= self->czxid) continue;
+      // Is `n` an earlier live sibling that blocks the grant? (The cheap tests first: this runs
+      // at every node change and grant, and most live nodes are later ones.)
+      const auto blocks = [&](const Live& n) {
+        if (n.czxid >= self->czxid || n.client == 0 || !n.sequential) return false;
         if (kind == recipes::Kind::kReadWrite && g.role == Role::kRead && n.role == Role::kRead) {
-          continue;  // readers share: only an earlier writer blocks a reader
+          return false;  // readers share: only an earlier writer blocks a reader
         }
-        before.push_back(&n);
-      }
+        return std::string_view(*n.path).substr(0, n.dir_size) == dir;
+      };
       const uint32_t allowed =
           kind == recipes::Kind::kReadWrite && g.role == Role::kRead ? 0 : positions - 1;
-      if (before.size() <= allowed) continue;
+      const auto blocking = static_cast<size_t>(std::count_if(live.begin(), live.end(), blocks));
+      if (blocking <= allowed) continue;
+      std::vector<const Live*> before;  // the earlier live siblings, for the message
+      for (const Live& n : live) {
+        if (blocks(n)) before.push_back(&n);
+      }
       // (No two live nodes share a zxid: each create is its own transaction.)
       std::sort(before.begin(), before.end(),
                 [](const Live* a, const Live* b) { return a->czxid < b->czxid; });
