@@ -71,14 +71,20 @@ trap 'rm -rf -- "$SCRATCH"' EXIT
     printf 'build %s\n' "$*" >>"$calls"
     if [[ $1 == "$BUILD/pgo/train" ]]; then
       mkdir -p "$1/cli"
-      printf '#!/bin/sh\necho "trainer $*" >>"%s"\nexit %s\n' "$calls" "${TRAINER_STATUS:-1}" \
-        >"$1/cli/lockstep"
+      printf '#!/bin/sh\necho "trainer $*" >>"%s"\necho "the trainer'"'"'s report"\necho "3 recipes, 21 scenarios"\nexit %s\n' \
+        "$calls" "${TRAINER_STATUS:-1}" >"$1/cli/lockstep"
       chmod +x "$1/cli/lockstep"
     fi
   }
   # No profile yet: an instrumented build, one training run, then the build reads the profile.
   PGO=1 PGO_SEEDS=7
-  ensure_normal_build lockstep 2>/dev/null || fail "ensure_normal_build failed with a stand-in trainer"
+  message=$(ensure_normal_build lockstep 2>&1 >/dev/null) ||
+    fail "ensure_normal_build failed with a stand-in trainer"
+  [[ $message == *"trained: 3 recipes, 21 scenarios (the run's report: $BUILD/pgo/train.log)"* ]] ||
+    fail "the training's summary line is missing: $message"
+  [[ $message != *"the trainer's report"* ]] || fail "the training run's report reached the terminal"
+  grep -q "the trainer's report" "$BUILD/pgo/train.log" 2>/dev/null ||
+    fail "the training run's report is not in $BUILD/pgo/train.log"
   name=$(cat "$BUILD/pgo/current" 2>/dev/null || true)
   [[ $name == profile-* && -f $BUILD/pgo/$name/trained ]] ||
     fail "no trained profile named in $BUILD/pgo/current: '$name'"
@@ -109,8 +115,10 @@ build $BUILD" "$(cat "$calls")"
   status=0
   message=$(TRAINER_STATUS=3 ensure_normal_build lockstep 2>&1) || status=$?
   [[ $status -ne 0 ]] || fail "a failed training run did not fail the build"
-  [[ $message == *"stopped with status 3; no profile was made"* ]] ||
+  [[ $message == *"stopped with status 3 (its output: $BUILD/pgo/train.log); no profile was made"* ]] ||
     fail "unclear message for a failed training run: $message"
+  [[ $message == *"the trainer's report"* ]] ||
+    fail "a failed training run does not show the end of its output: $message"
   [[ ! -e $BUILD/pgo/current ]] || fail "a failed training run named a profile"
   [[ $(grep -c '^configure '"$BUILD"' ' "$calls" || true) -eq 0 ]] ||
     fail "the build was configured after a failed training run"
