@@ -91,6 +91,27 @@ bool overlaps(recipes::Kind kind, uint32_t max_holders, Role incoming,
 }
 
 // The sequence suffix of a lock node's name, or nullopt (for ordering "what waits on what").
+// Sorts `items` unless they are in order already (the ServerView's lists and what is derived
+// from them are recorded in position order: checking costs less than sorting).
+template <class T>
+void sort_unless_sorted(std::vector<T>* items) {
+  if (!std::is_sorted(items->begin(), items->end())) std::sort(items->begin(), items->end());
+}
+
+// The elements of `items`, ordered by `position_of` (never decreasing), whose positions lie in
+// (after, upto], or after `after` when there is no `upto`: [first, last).
+template <class T, class Position>
+std::pair<typename std::vector<T>::const_iterator, typename std::vector<T>::const_iterator>
+in_positions(const std::vector<T>& items, uint64_t after, std::optional<uint64_t> upto,
+             Position position_of) {
+  const auto first = std::partition_point(items.begin(), items.end(),
+                                          [&](const T& x) { return position_of(x) <= after; });
+  const auto last = !upto ? items.end() : std::partition_point(first, items.end(), [&](const T& x) {
+    return position_of(x) <= *upto;
+  });
+  return {first, last};
+}
+
 std::optional<int32_t> sequence_of(std::string_view path) {
   if (path.size() < 10) return std::nullopt;
   std::string_view tail = path.substr(path.size() - 10);
@@ -375,27 +396,22 @@ std::optional<Verdict> lost_wakeup(const History& h, const LivenessOptions& o,
       created[n.client].push_back({n.position, i});
     }
   }
-  // (Positions never decrease along ServerView::nodes, so each list is in this order already;
-  // the binary searches below need it.)
-  for (std::vector<Created>& mine : created) {
-    if (!std::is_sorted(mine.begin(), mine.end())) std::sort(mine.begin(), mine.end());
-  }
-  const auto created_by = [&](uint32_t client) -> const std::vector<Created>* {
-    return client < created.size() ? &created[client] : nullptr;
+  for (std::vector<Created>& mine : created) sort_unless_sorted(&mine);
+  // The creations of `client` whose positions lie in (after, upto].
+  const auto created_in = [&](uint32_t client, uint64_t after, uint64_t upto) {
+    static const std::vector<Created> kNoCreations;
+    return in_positions(client < created.size() ? created[client] : kNoCreations, after, upto,
+                        [](const Created& c) { return c.first; });
   };
   // Did `client` create a node in (after, upto] (by position): the first such, or kNone.
   auto first_created = [&](uint32_t client, uint64_t after, uint64_t upto) {
-    const std::vector<Created>* mine = created_by(client);
-    if (mine == nullptr) return kNone;
-    const auto it = std::upper_bound(mine->begin(), mine->end(), Created{after, SIZE_MAX});
-    return it != mine->end() && it->first <= upto ? *it : kNone;
+    const auto [first, last] = created_in(client, after, upto);
+    return first != last ? *first : kNone;
   };
   // ... the last such, or kNone.
   auto last_created = [&](uint32_t client, uint64_t after, uint64_t upto) {
-    const std::vector<Created>* mine = created_by(client);
-    if (mine == nullptr) return kNone;
-    const auto it = std::upper_bound(mine->begin(), mine->end(), Created{upto, SIZE_MAX});
-    return it != mine->begin() && std::prev(it)->first > after ? *std::prev(it) : kNone;
+    const auto [first, last] = created_in(client, after, upto);
+    return first != last ? *std::prev(last) : kNone;
   };
   if (o.capacity == 0) return std::nullopt;
   BeliefTracker tracker;
@@ -995,13 +1011,7 @@ bool inside(const AcquireSpan& a, uint64_t position) {
 template <class T, class Position>
 std::pair<typename std::vector<T>::const_iterator, typename std::vector<T>::const_iterator>
 inside_range(const std::vector<T>& items, const AcquireSpan& a, Position position_of) {
-  const auto first = std::partition_point(items.begin(), items.end(),
-                                          [&](const T& x) { return position_of(x) <= a.invoke; });
-  const auto last =
-      !a.done ? items.end() : std::partition_point(first, items.end(), [&](const T& x) {
-        return position_of(x) <= *a.done;
-      });
-  return {first, last};
+  return in_positions(items, a.invoke, a.done, position_of);
 }
 
 uint64_t position_itself(uint64_t position) { return position; }
@@ -1023,8 +1033,7 @@ Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_r
   std::vector<uint64_t> changes;
   changes.reserve(v.nodes.size());
   for (const ServerView::NodeChange& n : v.nodes) changes.push_back(n.position);
-  // (Recorded in position order, so this is sorted already: checking costs less than sorting.)
-  if (!std::is_sorted(changes.begin(), changes.end())) std::sort(changes.begin(), changes.end());
+  sort_unless_sorted(&changes);
   // So are the session events and the faults that hit a client (a cancellation starts its
   // cleanup): each client's, by history index; indexed by client.
   std::vector<std::vector<uint64_t>> hits;
@@ -1102,11 +1111,7 @@ Verdict check_progress(const History& h, const ServerView& v, zk::Time heal_at,
   for (const ServerView::NodeChange& n : v.nodes) {
     if (n.server == 1 && n.created) created_at[n.client].push_back(n.position);
   }
-  for (auto& [client, positions] : created_at) {
-    if (!std::is_sorted(positions.begin(), positions.end())) {
-      std::sort(positions.begin(), positions.end());
-    }
-  }
+  for (auto& [client, positions] : created_at) sort_unless_sorted(&positions);
   for (const AcquireSpan& a : acquire_spans(h)) {
     const Event& inv = h[a.invoke];
     if (inv.at < heal_at || a.disturbed) continue;
