@@ -337,7 +337,8 @@ QueueLock::Verdict QueueLock::decide(detail::Ahead& ahead, uint32_t capacity) co
   return v;
 }
 
-zk::Task<zk::Result<Held>> QueueLock::give_up(Node mine, Error why) {
+zk::Task<zk::Result<Held>> QueueLock::give_up(const Node& node, Error why) {
+  const Node mine = node;  // copied before any await (a coroutine keeps only the reference)
   if (zk::is_session_fatal(why)) co_return fail<Held>(why);  // the node went with the session
   if (why == Error::kOperationTimeout && flaws_.leave_node_on_timeout) co_return fail<Held>(why);
   ++stats_.cleanups;
