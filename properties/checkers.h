@@ -93,6 +93,7 @@ struct ServerView {
       kRequest,         // the client sent `request`
       kNotification,    // a watch notification reached it
       kRequestsFailed,  // its library failed its outstanding requests (connection loss, ...)
+      kSessionEvent,    // its library delivered a session event to its watches and listeners
     };
     uint64_t position = 0;
     uint32_t client = 0;

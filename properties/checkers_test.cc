@@ -831,6 +831,9 @@ class View {
   void notified(uint32_t client) {
     v.activity.push_back({b_.h.size(), client, ServerView::Activity::Kind::kNotification, {}});
   }
+  void session_event(uint32_t client) {
+    v.activity.push_back({b_.h.size(), client, ServerView::Activity::Kind::kSessionEvent, {}});
+  }
 
   ServerView v;
 
@@ -1161,6 +1164,61 @@ TEST(BoundedLoad, AFaultOnTheClientIsAStimulus) {
     }
     EXPECT_TRUE(check_bounded_load(b.h, v.v).ok == faults);
   }
+}
+
+// A session event is a stimulus when the client's library delivers it (the waiter's watch hears
+// of a disconnection at once), not when the workload's listener writes it into the history: a
+// listener held by a `stall` records it late, after the recipe's re-checks (exclusive, seed
+// 9776769, a checker error). Without the library's events the same requests are polling, late
+// history records or not.
+TEST(BoundedLoad, ASessionEventCountsWhenTheLibraryDeliversIt) {
+  for (const bool delivered : {true, false}) {
+    Builder b;
+    View v(b);
+    b.add(4, Type::kInvoke, Op::kAcquire);
+    v.request(4, "create /l/lock");  // the node exists: wait on it
+    v.request(4, "exists /l/lock");
+    for (int i = 0; i < 2; ++i) {  // two reconnections, each answered by one re-check
+      if (delivered) {
+        v.session_event(4);  // disconnected
+        v.session_event(4);  // connected again
+      }
+      v.request(4, "create /l/lock");
+      v.request(4, "exists /l/lock");
+    }
+    for (const zk::SessionState st :
+         {zk::SessionState::kConnecting, zk::SessionState::kConnected,
+          zk::SessionState::kConnecting, zk::SessionState::kConnected}) {
+      Event s = b.make(4, Type::kInfo, Op::kSession);  // the listener, let go, records them now
+      s.session_state = st;
+      b.h.add(s);
+    }
+    const Verdict verdict = check_bounded_load(b.h, v.v);
+    EXPECT_EQ(verdict.ok, delivered) << verdict.message;
+    if (!delivered) {
+      EXPECT_NE(verdict.message.find("sent \"create /l/lock\" 3 times"), std::string::npos)
+          << verdict.message;
+    }
+  }
+  // Counted once: the history's record of the same event is not a second stimulus. One
+  // reconnection (two events) allows 2 x (1 + 2) = 6 creates; a seventh is polling.
+  Builder once;
+  View oncev(once);
+  once.add(4, Type::kInvoke, Op::kAcquire);
+  oncev.request(4, "create /l/lock");
+  for (const zk::SessionState st : {zk::SessionState::kConnecting, zk::SessionState::kConnected}) {
+    oncev.session_event(4);
+    Event s = once.make(4, Type::kInfo, Op::kSession);  // the listener records it at once here
+    s.session_state = st;
+    once.h.add(s);
+  }
+  for (int i = 0; i < 5; ++i) oncev.request(4, "create /l/lock");
+  EXPECT_TRUE(check_bounded_load(once.h, oncev.v).ok);
+  oncev.request(4, "create /l/lock");
+  const Verdict seventh = check_bounded_load(once.h, oncev.v);
+  ASSERT_FALSE(seventh.ok);
+  EXPECT_NE(seventh.message.find("only 2 thing(s) had changed"), std::string::npos)
+      << seventh.message;
 }
 
 // A waiter cancelled or crashed in its acquire (no completion recorded) left its watch behind as

@@ -27,6 +27,7 @@ class RequestCounter final : public sim::Observer {
   }
   void notified(uint32_t) override {}
   void requests_failed(uint32_t) override {}
+  void session_event(uint32_t) override {}
 
   uint64_t total = 0;
   std::map<std::string, uint64_t> by_op;

@@ -124,6 +124,9 @@ class ViewRecorder final : public sim::Observer {
   void requests_failed(uint32_t client) override {
     add(client, ServerView::Activity::Kind::kRequestsFailed, {});
   }
+  void session_event(uint32_t client) override {
+    add(client, ServerView::Activity::Kind::kSessionEvent, {});
+  }
 
  private:
   void add(uint32_t client, ServerView::Activity::Kind kind, std::string request) {

@@ -452,6 +452,7 @@ void ClientImpl::session_event(SessionState s) {
     std::snprintf(buf, sizeof buf, " id=0x%llx", static_cast<unsigned long long>(id_.value));
     return zk::to_string(s) + buf;
   });
+  w_.observe_session_event(index_);
   for (Registry* reg : {&data_watches_, &exist_watches_, &child_watches_}) {
     for (const auto& [path, ws] : *reg) {
       for (const zk::Watch& w : ws) w.deliver_session_event(s);

@@ -379,6 +379,10 @@ class Observer {
   // The client library failed the client's outstanding requests (the connection was lost, a
   // connect attempt timed out, the session ended).
   virtual void requests_failed(uint32_t client) = 0;
+  // The client library delivered a session event (disconnected, connected, expired, closed) to
+  // the client's watches and listeners: when it happened, whether or not the task that records
+  // it in the history runs then.
+  virtual void session_event(uint32_t client) = 0;
 };
 
 // A simulated client process: a zk::Session plus simulator-only introspection.

@@ -86,6 +86,9 @@ class World::Impl final : public EventFilter {
   void observe_requests_failed(uint32_t client) {
     if (observer_ != nullptr) observer_->requests_failed(client);
   }
+  void observe_session_event(uint32_t client) {
+    if (observer_ != nullptr) observer_->session_event(client);
+  }
   void set_observer(Observer* o) { observer_ = o; }
   uint64_t state_digest() const;  // World::state_digest
 
