@@ -360,7 +360,8 @@ struct WatchView {
 
 // Instrumentation for checkers that judge what the server did rather than what clients
 // believed (properties/sim_run.cc records it): each server's node creations and deletions, each
-// request a client sends and each watch notification it receives, at the moment they happen.
+// request a client sends, each watch notification and session event its library delivers to it
+// and each time the library fails its requests, at the moment they happen.
 // Called synchronously from inside a step; an observer only records, it never calls into the
 // World, so observing a run does not change it (same seed, same event log).
 class Observer {
