@@ -90,7 +90,6 @@ bool overlaps(recipes::Kind kind, uint32_t max_holders, Role incoming,
   return false;
 }
 
-// The sequence suffix of a lock node's name, or nullopt (for ordering "what waits on what").
 // Sorts `items` unless they are in order already (the ServerView's lists and what is derived
 // from them are recorded in position order: checking costs less than sorting).
 template <class T>
@@ -112,6 +111,7 @@ in_positions(const std::vector<T>& items, uint64_t after, std::optional<uint64_t
   return {first, last};
 }
 
+// The sequence suffix of a lock node's name, or nullopt (for ordering "what waits on what").
 std::optional<int32_t> sequence_of(std::string_view path) {
   if (path.size() < 10) return std::nullopt;
   std::string_view tail = path.substr(path.size() - 10);
