@@ -188,13 +188,14 @@ DataTree::DataTree(uint64_t salt) : salt_(salt) {
   config.key_in_parent = child_key("config");
   Node quota;
   quota.key_in_parent = child_key("quota");
-  nodes_.emplace("/", std::move(root));
-  nodes_.emplace("/zookeeper", std::move(system));
-  nodes_.emplace("/zookeeper/config", std::move(config));
-  nodes_.emplace("/zookeeper/quota", std::move(quota));
+  nodes_.insert("/", std::move(root));
+  nodes_.insert("/zookeeper", std::move(system));
+  nodes_.insert("/zookeeper/config", std::move(config));
+  nodes_.insert("/zookeeper/quota", std::move(quota));
 }
 
-size_t PathHash::operator()(std::string_view s) const {
+// Eight bytes at a time (std::hash's byte-wise Murmur was 2% of a simulated request).
+uint64_t path_hash(std::string_view s) {
   uint64_t h = s.size() * 0x9e3779b97f4a7c15ull;
   size_t i = 0;
   for (; i + 8 <= s.size(); i += 8) {
@@ -205,18 +206,12 @@ size_t PathHash::operator()(std::string_view s) const {
   }
   const uint64_t tail = tail_word(s, i);
   h = (h ^ tail) * 0x94d049bb133111ebull;
-  return static_cast<size_t>(h ^ (h >> 31));
+  return h ^ (h >> 31);
 }
 
-const Node* DataTree::find(std::string_view path) const {
-  auto it = nodes_.find(path);
-  return it == nodes_.end() ? nullptr : &it->second;
-}
+const Node* DataTree::find(std::string_view path) const { return nodes_.find(path); }
 
-Node* DataTree::find_mut(std::string_view path) {
-  auto it = nodes_.find(path);
-  return it == nodes_.end() ? nullptr : &it->second;
-}
+Node* DataTree::find_mut(std::string_view path) { return nodes_.find(path); }
 
 uint64_t DataTree::child_key(std::string_view name) const {
   uint64_t h = zk::fnv1a(name, salt_ ^ 1469598103934665603ull);
@@ -281,7 +276,7 @@ void DataTree::prepare_kill(zk::SessionId session, Txn* txn) const {
   txn->session = session;
   txn->paths.clear();
   for (const auto& [path, node] : nodes_) {
-    if (node.stat.ephemeral_owner == session) txn->paths.push_back(path);
+    if (node.stat.ephemeral_owner == session) txn->paths.emplace_back(path);
   }
   std::sort(txn->paths.begin(), txn->paths.end());  // the hash map's order must not leak
 }
@@ -324,23 +319,23 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
     reapable_.insert(txn.path);
   }
   node.stat.data_length = static_cast<int32_t>(txn.data.size());
-  nodes_.emplace(txn.path, std::move(node));  // may rehash: `parent` is not used after this
+  nodes_.insert(txn.path, std::move(node));
   triggers->push_back(Trigger{txn.path, zk::EventType::kCreated});
   triggers->push_back(Trigger{parent_path, zk::EventType::kChildrenChanged});
 }
 
 void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Trigger>* triggers) {
-  auto it = nodes_.find(path);
-  LOCKSTEP_ASSERT(it != nodes_.end());
-  LOCKSTEP_ASSERT(it->second.child_count() == 0);  // invariant 1: no node loses its parent
-  if (it->second.extended_type.valid()) reapable_.erase(std::string(path));
-  if (const zk::SessionId owner = it->second.stat.ephemeral_owner; zk::is_session_owner(owner)) {
+  const Node* node = nodes_.find(path);
+  LOCKSTEP_ASSERT(node != nullptr);
+  LOCKSTEP_ASSERT(node->child_count() == 0);  // invariant 1: no node loses its parent
+  if (node->extended_type.valid()) reapable_.erase(std::string(path));
+  if (const zk::SessionId owner = node->stat.ephemeral_owner; zk::is_session_owner(owner)) {
     auto e = ephemerals_.find(owner.value);
     LOCKSTEP_ASSERT(e != ephemerals_.end() && e->second > 0);
     if (--e->second == 0) ephemerals_.erase(e);
   }
-  const uint64_t key = it->second.key_in_parent;  // NameLog::remove asserts it is the name's
-  nodes_.erase(it);
+  const uint64_t key = node->key_in_parent;  // NameLog::remove asserts it is the name's
+  nodes_.erase(path);
   const std::string_view parent_path = parent_of(path);
   Node* parent = find_mut(parent_path);
   LOCKSTEP_ASSERT(parent != nullptr);

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/path_map.h"
 #include "zk/error.h"
 #include "zk/types.h"
 
@@ -40,14 +41,6 @@ bool valid_path(std::string_view path, bool sequential = false);
 void append_sequence(std::string* out, int32_t seq);
 std::string_view parent_of(std::string_view path);  // "/" for "/a"
 std::string_view name_of(std::string_view path);    // "a" for "/x/a"
-
-// The hash of a path-keyed unordered map (the tree's nodes, a server's watch tables): 8 bytes
-// at a time; transparent, so a string_view finds a std::string key. Used for lookups only:
-// nothing the simulator shows depends on the order it gives.
-struct PathHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const;
-};
 
 struct Node {
   std::string data;
@@ -118,15 +111,14 @@ class DataTree {
   uint64_t digest() const;
 
  private:
-  // Paths hashed eight bytes at a time (std::hash's byte-wise Murmur was 2% of a simulated
-  // request). Only lookups depend on it: nothing iterates nodes_ in its order.
   Node* find_mut(std::string_view path);
   uint64_t child_key(std::string_view name) const;
   void apply_create(const Txn& txn, std::vector<Trigger>* triggers);
   void apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Trigger>* triggers);
   void apply_set(const Txn& txn, std::vector<Trigger>* triggers);
 
-  std::unordered_map<std::string, Node, PathHash, std::equal_to<>> nodes_;  // lookups only
+  // Lookups only: nothing shows its order (prepare_kill sorts what it collects).
+  PathMap<Node> nodes_;
   uint64_t salt_;
   // owner session -> ephemeral nodes it owns (> 0); lookups only
   std::unordered_map<uint64_t, uint32_t> ephemerals_;

@@ -29,9 +29,9 @@ void stat_words(Digest& d, const zk::Stat& s) {
 
 void watch_table(Digest& d, const WatchTable& t) {
   d.word(t.size());
-  for (const WatchTable::value_type* e : sorted_by_path(t)) {
-    d.text(e->first).word(e->second.size());
-    for (uint64_t s : e->second) d.word(s);
+  for (const auto& [path, ids] : sorted_by_path(t)) {
+    d.text(path).word(ids->size());
+    for (uint64_t s : *ids) d.word(s);
   }
 }
 

@@ -310,10 +310,10 @@ void World::Impl::fire(Server& s, const Trigger& t, zk::Zxid zxid) {
   std::vector<uint64_t>& who = fired_;
   who.clear();
   auto take = [&](WatchTable& table) {
-    auto it = table.find(t.path);
-    if (it == table.end()) return;
-    who.insert(who.end(), it->second.begin(), it->second.end());
-    table.erase(it);
+    const IdSet* ids = table.find(t.path);
+    if (ids == nullptr) return;
+    who.insert(who.end(), ids->begin(), ids->end());
+    table.erase(t.path);
   };
   if (t.type != EventType::kChildrenChanged) take(s.data_watches);
   if (t.type == EventType::kChildrenChanged || t.type == EventType::kDeleted) {
@@ -338,20 +338,23 @@ void World::Impl::notify(Server& s, uint64_t session, std::string_view path, Eve
   send_down(*c, std::move(m));
 }
 
-std::vector<const WatchTable::value_type*> sorted_by_path(const WatchTable& t) {
-  std::vector<const WatchTable::value_type*> out;
+std::vector<std::pair<std::string_view, const IdSet*>> sorted_by_path(const WatchTable& t) {
+  std::vector<std::pair<std::string_view, const IdSet*>> out;
   out.reserve(t.size());
-  for (const auto& e : t) out.push_back(&e);
-  std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  for (const auto& [path, ids] : t) out.emplace_back(path, &ids);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
 void World::Impl::drop_watches(Server& s, uint64_t session) {
+  std::vector<std::string> emptied;
   for (WatchTable* table : {&s.data_watches, &s.child_watches}) {
-    for (auto it = table->begin(); it != table->end();) {
-      it->second.erase(session);
-      it = it->second.empty() ? table->erase(it) : std::next(it);
+    emptied.clear();
+    for (auto [path, ids] : *table) {
+      ids.erase(session);
+      if (ids.empty()) emptied.emplace_back(path);
     }
+    for (const std::string& path : emptied) table->erase(path);
   }
 }
 

@@ -13,10 +13,12 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <unordered_map>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/data_tree.h"
+#include "sim/path_map.h"
 #include "sim/world.h"
 
 namespace lockstep::sim {
@@ -47,10 +49,10 @@ class IdSet {
 // path -> sessions watching it. Hashed: a watch is found by its path on every trigger, and a
 // 10,000-client run holds 10,000 of them (a tree walk of string compares cost 4% of it). Its
 // order never shows: state_digest() and World::server_watches() sort the paths.
-using WatchTable = std::unordered_map<std::string, IdSet, PathHash, std::equal_to<>>;
+using WatchTable = PathMap<IdSet>;
 
 // The entries of `t` in path order (what a std::map would iterate).
-std::vector<const WatchTable::value_type*> sorted_by_path(const WatchTable& t);
+std::vector<std::pair<std::string_view, const IdSet*>> sorted_by_path(const WatchTable& t);
 
 struct Server {
   Server(uint32_t server_id, uint64_t salt) : id(server_id), tree(salt) {}

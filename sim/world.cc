@@ -179,9 +179,9 @@ std::vector<WatchView> World::Impl::server_watches(zk::SessionId session) const 
   std::vector<WatchView> out;
   for (const auto& s : servers_) {
     for (const WatchTable* table : {&s->data_watches, &s->child_watches}) {
-      for (const WatchTable::value_type* e : sorted_by_path(*table)) {
-        if (e->second.count(session.value) != 0) {
-          out.push_back(WatchView{s->id, e->first, table == &s->child_watches});
+      for (const auto& [path, ids] : sorted_by_path(*table)) {
+        if (ids->count(session.value) != 0) {
+          out.push_back(WatchView{s->id, std::string(path), table == &s->child_watches});
         }
       }
     }

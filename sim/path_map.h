@@ -1,0 +1,221 @@
+// lockstep simulator: a hash map from paths to values, for the server's path-keyed tables (a
+// DataTree's nodes, a server's watch tables).
+//
+// Why not std::unordered_map<std::string, V>: at 10,000 clients these tables hold 10,000 entries
+// each, three servers keep their own, and a grant looks paths up in them a dozen times; almost
+// every lookup misses the cache. In libstdc++'s map a found entry costs four places in memory:
+// the bucket, the node before the bucket's first (a singly linked list), the node, and the
+// key's characters in their own allocation (a path is longer than a string's inline 15). Here it
+// costs two: a slot in one flat array (the full 64-bit hash and a pointer) and one allocation
+// holding the key's characters and then the value, so the compare and the caller's first reads
+// share lines.
+//
+// Open addressing with linear probing over a power-of-two array, at most 3/4 full; a slot's
+// place is the hash's top bits; erase shifts the rest of its run back (no tombstones), so a
+// lookup stops at the first empty slot. Entries never move: a value's address is stable until
+// its entry is erased. Iteration follows the hashes: nothing the simulator shows may depend on
+// it (callers that show entries sort them, as they did before).
+//
+// Single-threaded; not copyable (neither table is copied).
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <new>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "zk/invariant.h"
+
+namespace lockstep::sim {
+
+// The hash of a path, 8 bytes at a time (data_tree.cc).
+uint64_t path_hash(std::string_view s);
+
+template <class V>
+class PathMap {
+  struct Entry;
+
+ public:
+  // What iteration yields: the key and the value, by reference.
+  template <class Value>
+  struct Item {
+    std::string_view first;
+    Value& second;
+  };
+  template <class Value>
+  class Iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Item<Value>;
+    using difference_type = std::ptrdiff_t;
+
+    Iterator() = default;
+    Item<Value> operator*() const { return {key(e()), value(e())}; }
+    Iterator& operator++() {
+      ++i_;
+      skip();
+      return *this;
+    }
+    friend bool operator==(const Iterator& a, const Iterator& b) { return a.i_ == b.i_; }
+
+   private:
+    friend class PathMap;
+    Iterator(const PathMap* m, size_t i) : m_(m), i_(i) { skip(); }
+    Entry* e() const { return m_->slots_[i_].entry; }
+    void skip() {
+      while (i_ < m_->slots_.size() && m_->slots_[i_].entry == nullptr) ++i_;
+    }
+    const PathMap* m_ = nullptr;
+    size_t i_ = 0;
+  };
+  using iterator = Iterator<V>;
+  using const_iterator = Iterator<const V>;
+
+  PathMap() = default;
+  PathMap(const PathMap&) = delete;
+  PathMap& operator=(const PathMap&) = delete;
+  ~PathMap() { clear(); }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  iterator begin() { return iterator(this, 0); }
+  iterator end() { return iterator(this, slots_.size()); }
+  const_iterator begin() const { return const_iterator(this, 0); }
+  const_iterator end() const { return const_iterator(this, slots_.size()); }
+
+  V* find(std::string_view k) { return find_in(k, path_hash(k)); }
+  const V* find(std::string_view k) const {
+    return const_cast<PathMap*>(this)->find_in(k, path_hash(k));
+  }
+  // REQUIRES: `k` is not in the map.
+  V& insert(std::string_view k, V v) { return place(k, path_hash(k), std::move(v)); }
+  // The value of `k`, made (value-initialized) if it is not in the map.
+  V& operator[](std::string_view k) {
+    const uint64_t h = path_hash(k);
+    if (V* v = find_in(k, h)) return *v;
+    return place(k, h, V{});
+  }
+  // Returns whether `k` was there.
+  bool erase(std::string_view k) {
+    if (slots_.empty()) return false;
+    const uint64_t h = path_hash(k);
+    for (size_t i = home(h);; i = (i + 1) & mask()) {
+      Entry* e = slots_[i].entry;
+      if (e == nullptr) return false;
+      if (slots_[i].hash == h && key(e) == k) {
+        erase_slot(i);
+        return true;
+      }
+    }
+  }
+  void clear() {
+    for (Slot& s : slots_) {
+      if (s.entry != nullptr) destroy(s.entry);
+    }
+    slots_.clear();
+    size_ = 0;
+    shift_ = 64;
+  }
+
+ private:
+  // An entry's memory: this header, the key's characters, padding to V's alignment, the value.
+  struct Entry {
+    uint32_t key_size;
+  };
+  struct Slot {
+    uint64_t hash = 0;
+    Entry* entry = nullptr;  // null: empty
+  };
+  static size_t value_offset(size_t key_size) {
+    const size_t end = sizeof(Entry) + key_size;
+    return (end + alignof(V) - 1) / alignof(V) * alignof(V);
+  }
+  static size_t entry_bytes(size_t key_size) { return value_offset(key_size) + sizeof(V); }
+  static constexpr std::align_val_t kAlign{alignof(V) > alignof(Entry) ? alignof(V)
+                                                                       : alignof(Entry)};
+  static std::string_view key(const Entry* e) {
+    return {reinterpret_cast<const char*>(e) + sizeof(Entry), e->key_size};
+  }
+  static V& value(Entry* e) {
+    return *std::launder(
+        reinterpret_cast<V*>(reinterpret_cast<char*>(e) + value_offset(e->key_size)));
+  }
+  static Entry* make(std::string_view k, V&& v) {
+    void* p = ::operator new(entry_bytes(k.size()), kAlign);
+    Entry* e = new (p) Entry{static_cast<uint32_t>(k.size())};
+    std::memcpy(reinterpret_cast<char*>(e) + sizeof(Entry), k.data(), k.size());
+    new (reinterpret_cast<char*>(e) + value_offset(k.size())) V(std::move(v));
+    return e;
+  }
+  static void destroy(Entry* e) {
+    const size_t bytes = entry_bytes(e->key_size);
+    value(e).~V();
+    e->~Entry();
+    ::operator delete(e, bytes, kAlign);
+  }
+
+  size_t mask() const { return slots_.size() - 1; }
+  size_t home(uint64_t h) const { return static_cast<size_t>(h >> shift_); }
+
+  V* find_in(std::string_view k, uint64_t h) {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = home(h);; i = (i + 1) & mask()) {
+      const Slot& s = slots_[i];
+      if (s.entry == nullptr) return nullptr;
+      if (s.hash == h && key(s.entry) == k) return &value(s.entry);
+    }
+  }
+  // REQUIRES: `k` is not in the map (checked on the probe that finds its slot).
+  V& place(std::string_view k, uint64_t h, V&& v) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+    size_t i = home(h);
+    for (; slots_[i].entry != nullptr; i = (i + 1) & mask()) {
+      LOCKSTEP_ASSERT_MSG(slots_[i].hash != h || key(slots_[i].entry) != k,
+                          "PathMap: " + std::string(k) + " is already in the map");
+    }
+    Entry* e = make(k, std::move(v));
+    slots_[i] = Slot{h, e};
+    ++size_;
+    return value(e);
+  }
+  void put(Slot s) {
+    size_t i = home(s.hash);
+    while (slots_[i].entry != nullptr) i = (i + 1) & mask();
+    slots_[i] = s;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    const size_t capacity = old.empty() ? 8 : old.size() * 2;
+    slots_.assign(capacity, Slot{});
+    shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
+    for (const Slot& s : old) {
+      if (s.entry != nullptr) put(s);
+    }
+  }
+  // Empties slot i and moves back each later entry of its run that may sit there (one whose home
+  // is not cyclically within (i, j]).
+  void erase_slot(size_t i) {
+    destroy(slots_[i].entry);
+    --size_;
+    for (size_t j = (i + 1) & mask(); slots_[j].entry != nullptr; j = (j + 1) & mask()) {
+      const size_t want = home(slots_[j].hash);
+      const bool stays = i <= j ? (i < want && want <= j) : (i < want || want <= j);
+      if (stays) continue;
+      slots_[i] = slots_[j];
+      i = j;
+    }
+    slots_[i] = Slot{};
+  }
+
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+  unsigned shift_ = 64;  // 64 - log2(capacity): a hash's top bits are its home
+};
+
+}  // namespace lockstep::sim
