@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/probe.h"
 #include "zk/invariant.h"
 
 namespace lockstep::sim {
@@ -198,19 +199,12 @@ class PathMap {
       if (s.entry != nullptr) put(s);
     }
   }
-  // Empties slot i and moves back each later entry of its run that may sit there (one whose home
-  // is not cyclically within (i, j]).
   void erase_slot(size_t i) {
     destroy(slots_[i].entry);
     --size_;
-    for (size_t j = (i + 1) & mask(); slots_[j].entry != nullptr; j = (j + 1) & mask()) {
-      const size_t want = home(slots_[j].hash);
-      const bool stays = i <= j ? (i < want && want <= j) : (i < want || want <= j);
-      if (stays) continue;
-      slots_[i] = slots_[j];
-      i = j;
-    }
-    slots_[i] = Slot{};
+    erase_and_shift(
+        slots_, i, [](const Slot& s) { return s.entry == nullptr; },
+        [this](const Slot& s) { return home(s.hash); });
   }
 
   std::vector<Slot> slots_;

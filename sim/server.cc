@@ -86,7 +86,7 @@ void World::Impl::server_connect(Connection& c, UpMsg& m) {
     // A new session starts unheard with its expiry armed from this connect: if its client is
     // already paused or unreachable, nothing else would ever arm it (update_heard only acts
     // on a change), and the server would keep it, and its ephemerals, forever.
-    arm_expiry(sessions_.emplace(id.value, rec).first->second, now());
+    arm_expiry(add_session(id.value, rec), now());
     log(c.client, "new-session", id.value, rec.timeout.us, {}, [&] {
       return "s" + std::to_string(c.server) + " session " + hex(id.value) + " timeout " +
              zk::to_string(rec.timeout);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sim/data_tree.h"
+#include "sim/id_index.h"
 #include "sim/messages.h"
 #include "sim/scheduler.h"
 #include "sim/server.h"
@@ -60,7 +61,7 @@ class World::Impl final : public EventFilter {
   std::optional<NodeView> node_on(uint32_t server, std::string_view path) const;
   std::vector<WatchView> server_watches(zk::SessionId session) const;
   void set_sequence_counter(std::string_view parent, int32_t next);
-  bool session_alive(zk::SessionId id) const { return sessions_.count(id.value) != 0; }
+  bool session_alive(zk::SessionId id) const { return find_session(id.value) != nullptr; }
   zk::Zxid last_zxid() const { return zxid_; }
   EventLog& event_log() { return log_; }
   Strategy& strategy() { return *strategy_; }
@@ -208,27 +209,22 @@ class World::Impl final : public EventFilter {
   zk::Prng ids_;
   std::vector<std::unique_ptr<Server>> servers_;
   std::map<uint64_t, SessionRec> sessions_;
-  // The session of `id` in sessions_, or nullptr: through a small cache of recent lookups
-  // (every request, notification and expiry check looks its session up, and a tree of
-  // thousands of sessions is a chase of scattered nodes). Map nodes never move, so a cached
-  // pointer is good until an erase: erase_session() drops the cache.
-  SessionRec* find_session(uint64_t id) {
-    SessionCacheSlot& slot = session_cache_[(id * 0x9e3779b97f4a7c15ull) >> 58];
-    if (slot.rec != nullptr && slot.id == id) return slot.rec;
-    auto it = sessions_.find(id);
-    if (it == sessions_.end()) return nullptr;  // not cached: an insert may make it
-    slot = SessionCacheSlot{id, &it->second};
-    return slot.rec;
+  // The session of `id` in sessions_, or nullptr: through an index by id (every request,
+  // notification and expiry check looks its session up, and a tree of thousands of sessions is
+  // a chase of scattered nodes). Map nodes never move: an indexed pointer is good until
+  // erase_session() erases both.
+  SessionRec* find_session(uint64_t id) { return session_index_.find(id); }
+  const SessionRec* find_session(uint64_t id) const { return session_index_.find(id); }
+  SessionRec& add_session(uint64_t id, const SessionRec& rec) {
+    SessionRec& added = sessions_.emplace(id, rec).first->second;
+    session_index_.insert(id, &added);
+    return added;
   }
   void erase_session(uint64_t id) {
+    session_index_.erase(id);
     sessions_.erase(id);
-    session_cache_.fill(SessionCacheSlot{});
   }
-  struct SessionCacheSlot {
-    uint64_t id = 0;
-    SessionRec* rec = nullptr;
-  };
-  std::array<SessionCacheSlot, 64> session_cache_{};
+  IdIndex<SessionRec> session_index_;  // every session of sessions_
   zk::Zxid zxid_;
   std::deque<Txn> txlog_;  // committed, not yet applied by every follower (ensembles only)
   std::vector<std::unique_ptr<Connection>> conns_;  // by id, in id order; closed ones null
