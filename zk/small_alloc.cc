@@ -5,8 +5,9 @@
 // nodes, futures, listings) and frees them a few events later. glibc's malloc keeps only seven
 // blocks of a size per thread before it takes its slower paths, which made allocation about a
 // fifth of a fault-injected scenario's instructions. The idea is FoundationDB's FastAllocator:
-//   - memory is mapped from the system 4 MiB at a time and cut into 64 KiB spans, each serving
-//     one size class (16-byte steps up to 512 bytes);
+//   - memory is mapped from the system 4 MiB at a time, aligned to 2 MiB and offered to the
+//     kernel for transparent huge pages (below), and cut into 64 KiB spans, each serving one size
+//     class (16-byte steps up to 512 bytes);
 //   - each thread keeps, per class, a free list and the unused tail of its current span: an
 //     allocation or a free is a few instructions on thread-local data, with no header per block;
 //   - a span map (one byte per span, in two levels by address) says whether a block is ours and
@@ -42,6 +43,13 @@ constexpr size_t kClasses = kMaxSmall / kGranule + 1;  // class c serves c * 16 
 constexpr size_t kSpanShift = 16;
 constexpr size_t kSpanBytes = size_t{1} << kSpanShift;
 constexpr size_t kChunkBytes = size_t{4} << 20;  // what one mmap takes from the system
+// Chunks are aligned to the x86-64 huge page and madvise(MADV_HUGEPAGE)d: a simulation of
+// thousands of clients touches a few lines of each client's objects per event, spread over
+// a hundred megabytes, and with 4 KiB pages nearly every such miss was also a TLB miss and a
+// page walk (lockstep_scale, fair mutex, 10,000 clients x 30 rounds: 16.1 -> 14.2 us per grant on
+// the 2-core test machine, whose kernel grants huge pages on madvise). A kernel that grants none
+// (transparent_hugepage=never) ignores the advice: nothing else changes.
+constexpr size_t kHugePage = size_t{2} << 20;
 // The span map: a span's class by its address (x86-64 user addresses have 47 bits), in two
 // levels: 2^15 leaves of 2^16 spans each; 0 = not a span of ours.
 constexpr size_t kAddressBits = 47;
@@ -86,15 +94,16 @@ size_t class_at(const void* p) {
 char* new_span(size_t c) {
   if (g_failed) return nullptr;
   if (g_chunk_next == g_chunk_end) {
-    // Over-map by a span and trim, so that spans are aligned to their size.
-    const size_t bytes = kChunkBytes + kSpanBytes;
+    // Over-map by a huge page and trim, so that the chunk is aligned to one (and so every span
+    // to its size).
+    const size_t bytes = kChunkBytes + kHugePage;
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
       g_failed = true;
       return nullptr;
     }
     const auto addr = reinterpret_cast<uintptr_t>(p);
-    const uintptr_t aligned = (addr + kSpanBytes - 1) & ~(uintptr_t{kSpanBytes} - 1);
+    const uintptr_t aligned = (addr + kHugePage - 1) & ~(uintptr_t{kHugePage} - 1);
     if (aligned > addr) munmap(p, aligned - addr);
     const uintptr_t tail = addr + bytes - (aligned + kChunkBytes);
     if (tail > 0) munmap(reinterpret_cast<void*>(aligned + kChunkBytes), tail);
@@ -103,6 +112,7 @@ char* new_span(size_t c) {
       g_failed = true;
       return nullptr;
     }
+    madvise(reinterpret_cast<void*>(aligned), kChunkBytes, MADV_HUGEPAGE);  // advice only
     g_mapped += kChunkBytes;
     g_chunk_next = reinterpret_cast<char*>(aligned);
     g_chunk_end = g_chunk_next + kChunkBytes;
