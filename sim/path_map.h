@@ -102,7 +102,8 @@ class PathMap {
     if (V* v = find_in(k, h)) return *v;
     return place(k, h, V{});
   }
-  // Returns whether `k` was there.
+  // Returns whether `k` was there. `k` may view the entry's own key. Invalidates iterators (the
+  // slots after it may move back); values of other entries stay where they are.
   bool erase(std::string_view k) {
     if (slots_.empty()) return false;
     const uint64_t h = path_hash(k);
@@ -138,8 +139,8 @@ class PathMap {
     return (end + alignof(V) - 1) / alignof(V) * alignof(V);
   }
   static size_t entry_bytes(size_t key_size) { return value_offset(key_size) + sizeof(V); }
-  static constexpr std::align_val_t kAlign{alignof(V) > alignof(Entry) ? alignof(V)
-                                                                       : alignof(Entry)};
+  // Plain operator new (the small-object allocator's, zk/small_alloc.cc) aligns to 16.
+  static_assert(alignof(V) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
   static std::string_view key(const Entry* e) {
     return {reinterpret_cast<const char*>(e) + sizeof(Entry), e->key_size};
   }
@@ -148,7 +149,7 @@ class PathMap {
         reinterpret_cast<V*>(reinterpret_cast<char*>(e) + value_offset(e->key_size)));
   }
   static Entry* make(std::string_view k, V&& v) {
-    void* p = ::operator new(entry_bytes(k.size()), kAlign);
+    void* p = ::operator new(entry_bytes(k.size()));
     Entry* e = new (p) Entry{static_cast<uint32_t>(k.size())};
     std::memcpy(reinterpret_cast<char*>(e) + sizeof(Entry), k.data(), k.size());
     new (reinterpret_cast<char*>(e) + value_offset(k.size())) V(std::move(v));
@@ -158,7 +159,7 @@ class PathMap {
     const size_t bytes = entry_bytes(e->key_size);
     value(e).~V();
     e->~Entry();
-    ::operator delete(e, bytes, kAlign);
+    ::operator delete(e, bytes);
   }
 
   size_t mask() const { return slots_.size() - 1; }
