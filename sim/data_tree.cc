@@ -177,17 +177,15 @@ std::string_view name_of(std::string_view path) { return path.substr(last_slash(
 DataTree::DataTree(uint64_t salt) : salt_(salt) {
   Node root;
   root.log = std::make_shared<zk::NameLog>();
-  root.log->add(child_key("zookeeper"), "zookeeper");
   root.stat.num_children = 1;
   Node system;
+  system.place_in_parent = root.log->add(child_key("zookeeper"), "zookeeper");
   system.log = std::make_shared<zk::NameLog>();
-  for (const char* name : {"config", "quota"}) system.log->add(child_key(name), name);
   system.stat.num_children = 2;
-  system.key_in_parent = child_key("zookeeper");
   Node config;
-  config.key_in_parent = child_key("config");
+  config.place_in_parent = system.log->add(child_key("config"), "config");
   Node quota;
-  quota.key_in_parent = child_key("quota");
+  quota.place_in_parent = system.log->add(child_key("quota"), "quota");
   nodes_.insert("/", std::move(root));
   nodes_.insert("/zookeeper", std::move(system));
   nodes_.insert("/zookeeper/config", std::move(config));
@@ -301,13 +299,13 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
   const std::string_view name = name_of(txn.path);
   const uint64_t key = child_key(name);
   if (!parent->log) parent->log = std::make_shared<zk::NameLog>();
-  parent->log->add(key, name);
+  const zk::NameLog::Place place = parent->log->add(key, name);
   parent->stat.cversion++;
   parent->stat.pzxid = txn.zxid;
   parent->stat.num_children++;
   parent->next_sequence = static_cast<int32_t>(static_cast<uint32_t>(parent->next_sequence) + 1u);
   Node node;
-  node.key_in_parent = key;
+  node.place_in_parent = place;
   node.data = txn.data;
   node.stat.czxid = node.stat.mzxid = node.stat.pzxid = txn.zxid;
   node.stat.ctime_ms = node.stat.mtime_ms = txn.time.us / 1000;
@@ -334,14 +332,14 @@ void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Tr
     LOCKSTEP_ASSERT(e != ephemerals_.end() && e->second > 0);
     if (--e->second == 0) ephemerals_.erase(e);
   }
-  const uint64_t key = node->key_in_parent;  // NameLog::remove asserts it is the name's
+  const zk::NameLog::Place place = node->place_in_parent;
   nodes_.erase(path);
   const std::string_view parent_path = parent_of(path);
   Node* parent = find_mut(parent_path);
   LOCKSTEP_ASSERT(parent != nullptr);
   const std::string_view name = name_of(path);
   LOCKSTEP_ASSERT(parent->log != nullptr);
-  parent->log->remove(key, name);
+  parent->log->remove(place, name);
   parent->stat.cversion++;
   parent->stat.pzxid = zxid;
   parent->stat.num_children--;

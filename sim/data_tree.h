@@ -50,9 +50,9 @@ struct Node {
   // shows ephemeral_owner 0 for these nodes (DataTree.getClientEphemeralOwner; measured).
   zk::SessionId extended_type;
   int32_t next_sequence = 0;
-  // Its name's place in its parent's NameLog (child_key of the name), kept so that a delete
-  // need not hash the name again. 0 for "/".
-  uint64_t key_in_parent = 0;
+  // Its name's place in its parent's NameLog, kept so that a delete need not search for it
+  // (nor hash the name again). None for "/".
+  zk::NameLog::Place place_in_parent;
   // The children, ordered by (hash, name), each with the versions it lived between: a
   // get_children listing is a version of it (DataTree::children_in_order), made in O(1) and
   // shared by the replies made at that version. The only record of the children (a second set

@@ -8,14 +8,15 @@
 
 namespace zk {
 
-void NameLog::add(uint64_t key, std::string_view name) {
+NameLog::Place NameLog::add(uint64_t key, std::string_view name) {
   ++version_;
   auto [it, inserted] = entries_.insert(Entry{key, std::string(name), version_, kAlive});
   LOCKSTEP_ASSERT(inserted);
   index(*it);
   ++live_;
   wire_bytes_ += 4 + name.size();
-  collect();
+  collect();  // drops only dead entries: `it` is alive
+  return Place(it);
 }
 
 namespace {
@@ -58,11 +59,18 @@ bool NameLog::seen(const Entry& e) const {
 }
 
 void NameLog::remove(uint64_t key, std::string_view name) {
-  ++version_;
   // The live entry of `name`: the last of its (key, name) run, since births only grow.
   auto it = entries_.lower_bound(std::pair<uint64_t, std::string_view>{key, name});
   while (it != entries_.end() && it->key == key && it->name == name && it->died != kAlive) ++it;
   LOCKSTEP_ASSERT(it != entries_.end() && it->key == key && it->name == name);
+  remove(Place(it), name);
+}
+
+void NameLog::remove(Place place, std::string_view name) {
+  LOCKSTEP_ASSERT_MSG(place.set_ && place.it_->died == kAlive && place.it_->name == name,
+                      "NameLog::remove: " + std::string(name) + " is not at that place");
+  const Set::iterator it = place.it_;
+  ++version_;
   it->died = version_;
   --live_;
   wire_bytes_ -= 4 + name.size();

@@ -45,11 +45,16 @@ class NameLog : public std::enable_shared_from_this<NameLog> {
   };
   static constexpr uint64_t kAlive = std::numeric_limits<uint64_t>::max();
 
+  class Place;
   // REQUIRES: `name` is not in the directory now (add) / is (remove). A name is also indexed
   // under the value of each sequence suffix it ends in (the last 10 characters, and the last 11
-  // as %010d prints -2147483648..-1000000000), for Names::walk_before.
-  void add(uint64_t key, std::string_view name);
+  // as %010d prints -2147483648..-1000000000), for Names::walk_before. add() returns where the
+  // name is; remove(place, name) takes it out without searching for it (a search among
+  // thousands of children by a random key is a chase of cold tree nodes), and asserts that the
+  // place holds `name`. A place is good until its name is removed.
+  Place add(uint64_t key, std::string_view name);
   void remove(uint64_t key, std::string_view name);
+  void remove(Place place, std::string_view name);
   // The directory as it is now; every call at one version shares one list.
   Names listing();
 
@@ -75,6 +80,20 @@ class NameLog : public std::enable_shared_from_this<NameLog> {
     }
   };
   using Set = std::set<Entry, Less>;
+
+ public:
+  class Place {
+   public:
+    Place() = default;
+
+   private:
+    friend class NameLog;
+    explicit Place(Set::iterator it) : it_(it), set_(true) {}
+    Set::iterator it_;
+    bool set_ = false;
+  };
+
+ private:
   // A name under the value of one sequence suffix it ends in.
   struct Suffixed {
     int32_t seq = 0;

@@ -68,6 +68,33 @@ TEST(NameLog, EachListingIsItsVersionAndOnlyHeldVersionsKeepTheirNames) {
   EXPECT_FALSE(Names(std::vector<std::string>{"a"}).walk_before(0, "", [](auto, auto) { return true; }));
 }
 
+TEST(NameLog, ARemoveByPlaceIsARemoveByName) {
+  // The place add() returns takes its name out as a search by (key, name) would, listings made
+  // before it keep the name, and a name re-added gets a new place; a place given with another
+  // name than its own is an invariant violation.
+  auto by_place = std::make_shared<NameLog>();
+  auto by_name = std::make_shared<NameLog>();
+  std::vector<NameLog::Place> places;
+  for (uint64_t i = 0; i < 50; ++i) {
+    const std::string name = "n-" + format_sequence(Sequence{static_cast<int32_t>(i)});
+    places.push_back(by_place->add(i * 7919 % 50, name));
+    by_name->add(i * 7919 % 50, name);
+  }
+  const Names before = by_place->listing();
+  for (uint64_t i = 0; i < 50; i += 3) {
+    const std::string name = "n-" + format_sequence(Sequence{static_cast<int32_t>(i)});
+    by_place->remove(places[i], name);
+    by_name->remove(i * 7919 % 50, name);
+  }
+  places[0] = by_place->add(0, "n-" + format_sequence(Sequence{0}));
+  by_name->add(0, "n-" + format_sequence(Sequence{0}));
+  EXPECT_EQ(by_place->listing(), by_name->listing().vector());
+  EXPECT_EQ(before.size(), 50u);
+  EXPECT_EQ(by_place->size(), 34u);
+  EXPECT_DEATH(by_place->remove(places[1], "n-" + format_sequence(Sequence{2})),
+               "not at that place");
+}
+
 TEST(Prng, SameSeedSameStreamAndSplitsAreIndependent) {
   // One seed reproduces a stream; split streams differ from each other and from the parent.
   Prng a(123), b(123), c(124);
