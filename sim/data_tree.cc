@@ -6,6 +6,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <optional>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -323,8 +324,8 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
 }
 
 void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Trigger>* triggers) {
-  const Node* node = nodes_.find(path);
-  LOCKSTEP_ASSERT(node != nullptr);
+  const std::optional<Node> node = nodes_.extract(path);
+  LOCKSTEP_ASSERT(node.has_value());
   LOCKSTEP_ASSERT(node->child_count() == 0);  // invariant 1: no node loses its parent
   if (node->extended_type.valid()) reapable_.erase(std::string(path));
   if (const zk::SessionId owner = node->stat.ephemeral_owner; zk::is_session_owner(owner)) {
@@ -333,7 +334,6 @@ void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Tr
     if (--e->second == 0) ephemerals_.erase(e);
   }
   const zk::NameLog::Place place = node->place_in_parent;
-  nodes_.erase(path);
   const std::string_view parent_path = parent_of(path);
   Node* parent = find_mut(parent_path);
   LOCKSTEP_ASSERT(parent != nullptr);

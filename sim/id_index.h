@@ -10,7 +10,6 @@
 // iteration, so its order cannot show.
 #pragma once
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -46,15 +45,15 @@ class IdIndex {
   // Returns whether `id` was indexed.
   bool erase(uint64_t id) {
     if (slots_.empty()) return false;
-    size_t i = home(id);
-    for (; slots_[i].id != id || slots_[i].ptr == nullptr; i = next(i)) {
+    for (size_t i = home(id);; i = next(i)) {
       if (slots_[i].ptr == nullptr) return false;
+      if (slots_[i].id != id) continue;
+      --size_;
+      erase_and_shift(
+          slots_, i, [](const Slot& s) { return s.ptr == nullptr; },
+          [this](const Slot& s) { return home(s.id); });
+      return true;
     }
-    --size_;
-    erase_and_shift(
-        slots_, i, [](const Slot& s) { return s.ptr == nullptr; },
-        [this](const Slot& s) { return home(s.id); });
-    return true;
   }
 
  private:
@@ -67,16 +66,9 @@ class IdIndex {
   }
   size_t next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
   void grow() {
-    std::vector<Slot> old = std::move(slots_);
-    const size_t capacity = old.empty() ? 16 : old.size() * 2;
-    slots_.assign(capacity, Slot{});
-    shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
-    for (const Slot& s : old) {
-      if (s.ptr == nullptr) continue;
-      size_t i = home(s.id);
-      while (slots_[i].ptr != nullptr) i = next(i);
-      slots_[i] = s;
-    }
+    grow_slots(
+        slots_, 16, &shift_, [](const Slot& s) { return s.ptr == nullptr; },
+        [this](const Slot& s) { return home(s.id); });
   }
 
   std::vector<Slot> slots_;

@@ -19,12 +19,12 @@
 // Single-threaded; not copyable (neither table is copied).
 #pragma once
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -105,16 +105,19 @@ class PathMap {
   // Returns whether `k` was there. `k` may view the entry's own key. Invalidates iterators (the
   // slots after it may move back); values of other entries stay where they are.
   bool erase(std::string_view k) {
-    if (slots_.empty()) return false;
-    const uint64_t h = path_hash(k);
-    for (size_t i = home(h);; i = (i + 1) & mask()) {
-      Entry* e = slots_[i].entry;
-      if (e == nullptr) return false;
-      if (slots_[i].hash == h && key(e) == k) {
-        erase_slot(i);
-        return true;
-      }
-    }
+    const size_t i = slot_of(k, path_hash(k));
+    if (i == slots_.size()) return false;
+    erase_slot(i);
+    return true;
+  }
+  // The value of `k`, moved out, and its entry erased (as erase); nothing if `k` is not there.
+  // One lookup where a find and then an erase would make two.
+  std::optional<V> extract(std::string_view k) {
+    const size_t i = slot_of(k, path_hash(k));
+    if (i == slots_.size()) return std::nullopt;
+    std::optional<V> out(std::move(value(slots_[i].entry)));
+    erase_slot(i);
+    return out;
   }
   void clear() {
     for (Slot& s : slots_) {
@@ -165,13 +168,18 @@ class PathMap {
   size_t mask() const { return slots_.size() - 1; }
   size_t home(uint64_t h) const { return static_cast<size_t>(h >> shift_); }
 
-  V* find_in(std::string_view k, uint64_t h) {
-    if (slots_.empty()) return nullptr;
+  // The slot holding `k`, or slots_.size() when it is not in the map.
+  size_t slot_of(std::string_view k, uint64_t h) const {
+    if (slots_.empty()) return 0;
     for (size_t i = home(h);; i = (i + 1) & mask()) {
       const Slot& s = slots_[i];
-      if (s.entry == nullptr) return nullptr;
-      if (s.hash == h && key(s.entry) == k) return &value(s.entry);
+      if (s.entry == nullptr) return slots_.size();
+      if (s.hash == h && key(s.entry) == k) return i;
     }
+  }
+  V* find_in(std::string_view k, uint64_t h) {
+    const size_t i = slot_of(k, h);
+    return i == slots_.size() ? nullptr : &value(slots_[i].entry);
   }
   // REQUIRES: `k` is not in the map (checked on the probe that finds its slot).
   V& place(std::string_view k, uint64_t h, V&& v) {
@@ -186,19 +194,10 @@ class PathMap {
     ++size_;
     return value(e);
   }
-  void put(Slot s) {
-    size_t i = home(s.hash);
-    while (slots_[i].entry != nullptr) i = (i + 1) & mask();
-    slots_[i] = s;
-  }
   void grow() {
-    std::vector<Slot> old = std::move(slots_);
-    const size_t capacity = old.empty() ? 8 : old.size() * 2;
-    slots_.assign(capacity, Slot{});
-    shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
-    for (const Slot& s : old) {
-      if (s.entry != nullptr) put(s);
-    }
+    grow_slots(
+        slots_, 8, &shift_, [](const Slot& s) { return s.entry == nullptr; },
+        [this](const Slot& s) { return home(s.hash); });
   }
   void erase_slot(size_t i) {
     destroy(slots_[i].entry);

@@ -1,4 +1,4 @@
-// sim/path_map.h against std::map: random inserts, lookups and erases over small and large key
+// sim/path_map.h against std::map: random inserts, lookups, erases and extracts over small and large key
 // sets give the same contents; values do not move while their entries live; a second insert of
 // a key is an invariant violation.
 #include "sim/path_map.h"
@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,7 @@ TEST(PathMap, RandomOperationsMatchAnOrderedMap) {
     std::map<std::string, uint64_t> model;
     for (int step = 0; step < 20000; ++step) {
       const std::string k = key_of(rng.below(universe));
-      switch (rng.below(4)) {
+      switch (rng.below(5)) {
         case 0:
         case 1:
           if (model.count(k) == 0) {
@@ -60,6 +61,16 @@ TEST(PathMap, RandomOperationsMatchAnOrderedMap) {
           const uint64_t v = rng.next();
           m[k] = v;  // made or overwritten
           model[k] = v;
+          break;
+        }
+        case 4: {
+          const std::optional<uint64_t> got = m.extract(k);
+          auto it = model.find(k);
+          ASSERT_EQ(got.has_value(), it != model.end()) << k;
+          if (got) {
+            EXPECT_EQ(*got, it->second) << k;
+            model.erase(it);
+          }
           break;
         }
       }

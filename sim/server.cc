@@ -1,6 +1,7 @@
 // The ensemble: requests, the leader, applies, watches, sessions and their expiry.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "sim/client.h"
 #include "sim/world_impl.h"
@@ -310,10 +311,8 @@ void World::Impl::fire(Server& s, const Trigger& t, zk::Zxid zxid) {
   std::vector<uint64_t>& who = fired_;
   who.clear();
   auto take = [&](WatchTable& table) {
-    const IdSet* ids = table.find(t.path);
-    if (ids == nullptr) return;
-    who.insert(who.end(), ids->begin(), ids->end());
-    table.erase(t.path);
+    const std::optional<IdSet> ids = table.extract(t.path);
+    if (ids) who.insert(who.end(), ids->begin(), ids->end());
   };
   if (t.type != EventType::kChildrenChanged) take(s.data_watches);
   if (t.type == EventType::kChildrenChanged || t.type == EventType::kDeleted) {

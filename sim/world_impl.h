@@ -11,7 +11,6 @@
 // end of a step (bury), so references taken during a step stay valid.
 #pragma once
 
-#include <array>
 #include <deque>
 #include <map>
 #include <memory>
