@@ -71,6 +71,30 @@ TEST(SmallAlloc, AnUnsizedDeleteReturnsTheBlockToItsClass) {
   ::operator delete(c);
 }
 
+TEST(SmallAlloc, ASizedDeleteReturnsTheBlockToTheClassOfItsSize) {
+  if (!kExpectEnabled) {
+    EXPECT_FALSE(enabled());
+    return;
+  }
+  // The size alone places a sized delete's block (no lookup in the span map): the 48-byte class
+  // for 40, whichever size of that class asks next.
+  void* a = ::operator new(40);
+  ::operator delete(a, 40);
+  void* b = ::operator new(33);
+  EXPECT_EQ(a, b);
+  void* c = ::operator new(40);  // the class's list is empty again: another block
+  EXPECT_NE(c, b);
+  void* d = ::operator new(32);  // another class
+  ::operator delete(c, 40);
+  ::operator delete(b, 33);
+  void* e = ::operator new(48);  // last in, first out: b, then c
+  void* f = ::operator new(48);
+  EXPECT_EQ(e, b);
+  EXPECT_EQ(f, c);
+  EXPECT_NE(d, e);
+  for (void* p : {d, e, f}) ::operator delete(p);
+}
+
 TEST(SmallAlloc, AThreadsFreeBlocksOutliveItAndServeTheNextThread) {
   if (!kExpectEnabled) {
     EXPECT_FALSE(enabled());
