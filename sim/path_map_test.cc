@@ -1,6 +1,6 @@
-// sim/path_map.h against std::map: random inserts, lookups, erases and extracts over small and large key
-// sets give the same contents; values do not move while their entries live; a second insert of
-// a key is an invariant violation.
+// sim/path_map.h against std::map: random inserts, lookups, erases and extracts over small and
+// large key sets give the same contents; values do not move while their entries live; a second
+// insert of a key is an invariant violation.
 #include "sim/path_map.h"
 
 #include <gtest/gtest.h>
