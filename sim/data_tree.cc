@@ -280,22 +280,44 @@ void DataTree::prepare_kill(zk::SessionId session, Txn* txn) const {
   std::sort(txn->paths.begin(), txn->paths.end());  // the hash map's order must not leak
 }
 
+void hash_paths(Txn* txn) {
+  txn->path_hash = path_hash(txn->path);
+  txn->parent_hash = path_hash(parent_of(txn->path));
+  txn->hashed = true;
+}
+
+namespace {
+// `txn`'s path and its parent's, with their hashes (taken now when the Txn has none).
+std::pair<HashedPath, HashedPath> hashed_paths(const Txn& txn) {
+  if (!txn.hashed) return {HashedPath(txn.path), HashedPath(parent_of(txn.path))};
+  return {HashedPath::with_hash(txn.path, txn.path_hash),
+          HashedPath::with_hash(parent_of(txn.path), txn.parent_hash)};
+}
+}  // namespace
+
 void DataTree::apply(const Txn& txn, std::vector<Trigger>* triggers) {
   switch (txn.type) {
     case TxnType::kCreate: apply_create(txn, triggers); return;
-    case TxnType::kDelete: apply_delete(txn.path, txn.zxid, triggers); return;
+    case TxnType::kDelete: {
+      const auto [path, parent] = hashed_paths(txn);
+      apply_delete(path, parent, txn.zxid, triggers);
+      return;
+    }
     case TxnType::kSetData: apply_set(txn, triggers); return;
     case TxnType::kKillSession:
       for (const std::string& p : txn.paths) {
-        if (find(p) != nullptr) apply_delete(p, txn.zxid, triggers);
+        const HashedPath path(p);
+        if (nodes_.find(path) != nullptr) {
+          apply_delete(path, HashedPath(parent_of(p)), txn.zxid, triggers);
+        }
       }
       return;
   }
 }
 
 void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
-  const std::string_view parent_path = parent_of(txn.path);
-  Node* parent = find_mut(parent_path);
+  const auto [path, parent_path] = hashed_paths(txn);
+  Node* parent = nodes_.find(parent_path);
   LOCKSTEP_ASSERT(parent != nullptr);
   const std::string_view name = name_of(txn.path);
   const uint64_t key = child_key(name);
@@ -318,26 +340,26 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
     reapable_.insert(txn.path);
   }
   node.stat.data_length = static_cast<int32_t>(txn.data.size());
-  nodes_.insert(txn.path, std::move(node));
-  triggers->push_back(Trigger{txn.path, zk::EventType::kCreated});
+  nodes_.insert(path, std::move(node));
+  triggers->push_back(Trigger{path, zk::EventType::kCreated});
   triggers->push_back(Trigger{parent_path, zk::EventType::kChildrenChanged});
 }
 
-void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Trigger>* triggers) {
+void DataTree::apply_delete(const HashedPath& path, const HashedPath& parent_path, zk::Zxid zxid,
+                            std::vector<Trigger>* triggers) {
   const std::optional<Node> node = nodes_.extract(path);
   LOCKSTEP_ASSERT(node.has_value());
   LOCKSTEP_ASSERT(node->child_count() == 0);  // invariant 1: no node loses its parent
-  if (node->extended_type.valid()) reapable_.erase(std::string(path));
+  if (node->extended_type.valid()) reapable_.erase(std::string(path.path()));
   if (const zk::SessionId owner = node->stat.ephemeral_owner; zk::is_session_owner(owner)) {
     auto e = ephemerals_.find(owner.value);
     LOCKSTEP_ASSERT(e != ephemerals_.end() && e->second > 0);
     if (--e->second == 0) ephemerals_.erase(e);
   }
   const zk::NameLog::Place place = node->place_in_parent;
-  const std::string_view parent_path = parent_of(path);
-  Node* parent = find_mut(parent_path);
+  Node* parent = nodes_.find(parent_path);
   LOCKSTEP_ASSERT(parent != nullptr);
-  const std::string_view name = name_of(path);
+  const std::string_view name = name_of(path.path());
   LOCKSTEP_ASSERT(parent->log != nullptr);
   parent->log->remove(place, name);
   parent->stat.cversion++;
@@ -348,14 +370,15 @@ void DataTree::apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Tr
 }
 
 void DataTree::apply_set(const Txn& txn, std::vector<Trigger>* triggers) {
-  Node* node = find_mut(txn.path);
+  const HashedPath path = hashed_paths(txn).first;
+  Node* node = nodes_.find(path);
   LOCKSTEP_ASSERT(node != nullptr);
   node->data = txn.data;
   node->stat.mzxid = txn.zxid;
   node->stat.mtime_ms = txn.time.us / 1000;
   node->stat.version++;
   node->stat.data_length = static_cast<int32_t>(txn.data.size());
-  triggers->push_back(Trigger{txn.path, zk::EventType::kDataChanged});
+  triggers->push_back(Trigger{path, zk::EventType::kDataChanged});
 }
 
 uint32_t DataTree::ephemeral_count(zk::SessionId owner) const {

@@ -72,11 +72,21 @@ struct Txn {
   std::string data;                // create, set
   zk::SessionId session;           // create: ephemeral owner; kill: the dying session
   std::vector<std::string> paths;  // kill: the session's ephemerals, sorted
+  // path_hash() of `path` and of its parent (create, delete, set), taken once when the leader
+  // commits it (hash_paths): every server's apply and watch tables reuse them. Not hashed (a
+  // test's own Txn): each apply takes them itself.
+  bool hashed = false;
+  uint64_t path_hash = 0;
+  uint64_t parent_hash = 0;
 };
 
+// Takes txn->path's and its parent's path_hash() (Txn::hashed).
+void hash_paths(Txn* txn);
+
 struct Trigger {
-  std::string_view path;  // points into the applied Txn
+  HashedPath where;  // its path points into the applied Txn
   zk::EventType type;
+  std::string_view path() const { return where.path(); }
 };
 
 class DataTree {
@@ -114,7 +124,8 @@ class DataTree {
   Node* find_mut(std::string_view path);
   uint64_t child_key(std::string_view name) const;
   void apply_create(const Txn& txn, std::vector<Trigger>* triggers);
-  void apply_delete(std::string_view path, zk::Zxid zxid, std::vector<Trigger>* triggers);
+  void apply_delete(const HashedPath& path, const HashedPath& parent, zk::Zxid zxid,
+                    std::vector<Trigger>* triggers);
   void apply_set(const Txn& txn, std::vector<Trigger>* triggers);
 
   // Lookups only: nothing shows its order (prepare_kill sorts what it collects).

@@ -38,6 +38,28 @@ namespace lockstep::sim {
 // The hash of a path, 8 bytes at a time (data_tree.cc).
 uint64_t path_hash(std::string_view s);
 
+// A path with its path_hash(), for a caller that looks one path up in several maps (a
+// transaction's path and its parent's, on each server's tree and in its two watch tables): the
+// hash is taken once instead of at every lookup.
+class HashedPath {
+ public:
+  HashedPath() = default;
+  explicit HashedPath(std::string_view path) : path_(path), hash_(path_hash(path)) {}
+  // REQUIRES: hash == path_hash(path) (one taken earlier of the same characters).
+  static HashedPath with_hash(std::string_view path, uint64_t hash) {
+    HashedPath p;
+    p.path_ = path;
+    p.hash_ = hash;
+    return p;
+  }
+  std::string_view path() const { return path_; }
+  uint64_t hash() const { return hash_; }
+
+ private:
+  std::string_view path_;
+  uint64_t hash_ = 0;
+};
+
 template <class V>
 class PathMap {
   struct Entry;
@@ -94,8 +116,10 @@ class PathMap {
   const V* find(std::string_view k) const {
     return const_cast<PathMap*>(this)->find_in(k, path_hash(k));
   }
+  V* find(const HashedPath& k) { return find_in(k.path(), k.hash()); }
   // REQUIRES: `k` is not in the map.
   V& insert(std::string_view k, V v) { return place(k, path_hash(k), std::move(v)); }
+  V& insert(const HashedPath& k, V v) { return place(k.path(), k.hash(), std::move(v)); }
   // The value of `k`, made (value-initialized) if it is not in the map.
   V& operator[](std::string_view k) {
     const uint64_t h = path_hash(k);
@@ -112,8 +136,9 @@ class PathMap {
   }
   // The value of `k`, moved out, and its entry erased (as erase); nothing if `k` is not there.
   // One lookup where a find and then an erase would make two.
-  std::optional<V> extract(std::string_view k) {
-    const size_t i = slot_of(k, path_hash(k));
+  std::optional<V> extract(std::string_view k) { return extract(HashedPath(k)); }
+  std::optional<V> extract(const HashedPath& k) {
+    const size_t i = slot_of(k.path(), k.hash());
     if (i == slots_.size()) return std::nullopt;
     std::optional<V> out(std::move(value(slots_[i].entry)));
     erase_slot(i);

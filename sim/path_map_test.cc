@@ -1,6 +1,7 @@
-// sim/path_map.h against std::map: random inserts, lookups, erases and extracts over small and
-// large key sets give the same contents; values do not move while their entries live; a second
-// insert of a key is an invariant violation.
+// sim/path_map.h against std::map: random inserts, lookups, erases and extracts (by a path, or
+// by a path with its hash taken once: HashedPath) over small and large key sets give the same
+// contents; values do not move while their entries live; a second insert of a key is an
+// invariant violation.
 #include "sim/path_map.h"
 
 #include <gtest/gtest.h>
@@ -47,7 +48,7 @@ TEST(PathMap, RandomOperationsMatchAnOrderedMap) {
     std::map<std::string, uint64_t> model;
     for (int step = 0; step < 20000; ++step) {
       const std::string k = key_of(rng.below(universe));
-      switch (rng.below(5)) {
+      switch (rng.below(7)) {
         case 0:
         case 1:
           if (model.count(k) == 0) {
@@ -71,6 +72,27 @@ TEST(PathMap, RandomOperationsMatchAnOrderedMap) {
             EXPECT_EQ(*got, it->second) << k;
             model.erase(it);
           }
+          break;
+        }
+        case 5:  // by a path hashed once, as a transaction's (the two spellings agree)
+          if (model.count(k) == 0) {
+            const uint64_t v = rng.next();
+            EXPECT_EQ(m.insert(HashedPath::with_hash(k, path_hash(k)), v), v);
+            model[k] = v;
+          }
+          break;
+        case 6: {
+          const HashedPath hk(k);
+          auto it = model.find(k);
+          const uint64_t* found = m.find(hk);
+          ASSERT_EQ(found != nullptr, it != model.end()) << k;
+          if (found == nullptr) break;
+          EXPECT_EQ(*found, it->second) << k;
+          if (rng.below(2) == 0) break;
+          const std::optional<uint64_t> got = m.extract(hk);
+          ASSERT_TRUE(got.has_value()) << k;
+          EXPECT_EQ(*got, it->second) << k;
+          model.erase(it);
           break;
         }
       }

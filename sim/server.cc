@@ -226,6 +226,7 @@ zk::Zxid World::Impl::commit(Txn txn) {
   zxid_.value++;
   txn.zxid = zxid_;
   txn.time = now();
+  if (txn.type != TxnType::kKillSession) hash_paths(&txn);
   if (txn.type == TxnType::kDelete || (txn.type == TxnType::kKillSession && !txn.paths.empty())) {
     herd_.push_back(
         HerdRecord{zxid_, txn.type == TxnType::kDelete ? txn.path : txn.paths[0], 0, 0});
@@ -291,9 +292,9 @@ void World::Impl::apply_at(Server& s, const Txn& txn) {
   if (observer_ != nullptr) {
     for (const Trigger& t : triggers_) {
       if (t.type == zk::EventType::kCreated) {
-        observer_->node_created(s.id, txn.zxid, t.path, txn.session);
+        observer_->node_created(s.id, txn.zxid, t.path(), txn.session);
       }
-      if (t.type == zk::EventType::kDeleted) observer_->node_deleted(s.id, txn.zxid, t.path);
+      if (t.type == zk::EventType::kDeleted) observer_->node_deleted(s.id, txn.zxid, t.path());
     }
   }
   for (const Trigger& t : triggers_) fire(s, t, txn.zxid);    // fire() never applies
@@ -311,7 +312,7 @@ void World::Impl::fire(Server& s, const Trigger& t, zk::Zxid zxid) {
   std::vector<uint64_t>& who = fired_;
   who.clear();
   auto take = [&](WatchTable& table) {
-    const std::optional<IdSet> ids = table.extract(t.path);
+    const std::optional<IdSet> ids = table.extract(t.where);
     if (ids) who.insert(who.end(), ids->begin(), ids->end());
   };
   if (t.type != EventType::kChildrenChanged) take(s.data_watches);
@@ -320,7 +321,7 @@ void World::Impl::fire(Server& s, const Trigger& t, zk::Zxid zxid) {
   }
   std::sort(who.begin(), who.end());
   who.erase(std::unique(who.begin(), who.end()), who.end());
-  for (uint64_t sid : who) notify(s, sid, t.path, t.type, zxid);
+  for (uint64_t sid : who) notify(s, sid, t.path(), t.type, zxid);
 }
 
 void World::Impl::notify(Server& s, uint64_t session, std::string_view path, EventType type,

@@ -8,17 +8,6 @@
 
 namespace zk {
 
-NameLog::Place NameLog::add(uint64_t key, std::string_view name) {
-  ++version_;
-  auto [it, inserted] = entries_.insert(Entry{key, std::string(name), version_, kAlive});
-  LOCKSTEP_ASSERT(inserted);
-  index(*it);
-  ++live_;
-  wire_bytes_ += 4 + name.size();
-  collect();  // drops only dead entries: `it` is alive
-  return Place(it);
-}
-
 namespace {
 // The values of the sequence suffixes `name` ends in, as an index key each: the last ten
 // characters, and the last eleven (what %010d prints for -2147483648..-1000000000). How many, in
@@ -35,18 +24,27 @@ size_t suffix_values(std::string_view name, int32_t out[2]) {
 }
 }  // namespace
 
+NameLog::Place NameLog::add(uint64_t key, std::string_view name) {
+  ++version_;
+  Entry e{key, std::string(name), version_, kAlive};
+  e.suffixes = static_cast<uint8_t>(suffix_values(name, e.suffix));
+  auto [it, inserted] = entries_.insert(std::move(e));
+  LOCKSTEP_ASSERT(inserted);
+  index(*it);
+  ++live_;
+  wire_bytes_ += 4 + name.size();
+  collect();  // drops only dead entries: `it` is alive
+  return Place(it);
+}
+
 void NameLog::index(const Entry& e) {
-  int32_t values[2];
-  const size_t n = suffix_values(e.name, values);
-  for (size_t i = 0; i < n; ++i) suffixed_.insert(Suffixed{values[i], &e});
+  for (size_t i = 0; i < e.suffixes; ++i) suffixed_.insert(Suffixed{e.suffix[i], &e});
 }
 
 NameLog::Set::iterator NameLog::erase(Set::iterator it) {
-  int32_t values[2];
-  const size_t n = suffix_values(it->name, values);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < it->suffixes; ++i) {
     // One search (an erase by key searches for both ends of the key's range).
-    const auto s = suffixed_.find(Suffixed{values[i], &*it});
+    const auto s = suffixed_.find(Suffixed{it->suffix[i], &*it});
     LOCKSTEP_ASSERT(s != suffixed_.end());
     suffixed_.erase(s);
   }

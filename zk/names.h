@@ -42,6 +42,10 @@ class NameLog : public std::enable_shared_from_this<NameLog> {
     std::string name;
     uint64_t born = 0;          // first version it is in
     mutable uint64_t died = 0;  // first version it is not in (kAlive while it is)
+    // The values of the sequence suffixes it ends in (its keys in the suffix index), found once
+    // when it is added and read again when it leaves the index.
+    int32_t suffix[2] = {0, 0};
+    uint8_t suffixes = 0;
   };
   static constexpr uint64_t kAlive = std::numeric_limits<uint64_t>::max();
 
