@@ -45,8 +45,13 @@ class HashedPath {
  public:
   HashedPath() = default;
   explicit HashedPath(std::string_view path) : path_(path), hash_(path_hash(path)) {}
-  // REQUIRES: hash == path_hash(path) (one taken earlier of the same characters).
+  // REQUIRES: hash == path_hash(path) (one taken earlier of the same characters). Checked in
+  // the sanitizer build (LOCKSTEP_CHECK_PRECONDITIONS), where every lookup then proves it.
   static HashedPath with_hash(std::string_view path, uint64_t hash) {
+#ifdef LOCKSTEP_CHECK_PRECONDITIONS
+    LOCKSTEP_ASSERT_MSG(hash == path_hash(path),
+                        "HashedPath::with_hash: the hash is not " + std::string(path) + "'s");
+#endif
     HashedPath p;
     p.path_ = path;
     p.hash_ = hash;
