@@ -40,11 +40,11 @@ uint64_t path_hash(std::string_view s);
 
 // A path with its path_hash(), for a caller that looks one path up in several maps (a
 // transaction's path and its parent's, on each server's tree and in its two watch tables): the
-// hash is taken once instead of at every lookup.
+// hash is taken once instead of at every lookup. Every one holds its path's hash: made from a
+// path (the empty one by default), or by with_hash from a hash taken before.
 class HashedPath {
  public:
-  HashedPath() = default;
-  explicit HashedPath(std::string_view path) : path_(path), hash_(path_hash(path)) {}
+  explicit HashedPath(std::string_view path = {}) : path_(path), hash_(path_hash(path)) {}
   // REQUIRES: hash == path_hash(path) (one taken earlier of the same characters). Checked in
   // the sanitizer build (LOCKSTEP_CHECK_PRECONDITIONS), where every lookup then proves it.
   static HashedPath with_hash(std::string_view path, uint64_t hash) {
@@ -52,17 +52,16 @@ class HashedPath {
     LOCKSTEP_ASSERT_MSG(hash == path_hash(path),
                         "HashedPath::with_hash: the hash is not " + std::string(path) + "'s");
 #endif
-    HashedPath p;
-    p.path_ = path;
-    p.hash_ = hash;
-    return p;
+    return HashedPath(path, hash, Taken{});
   }
   std::string_view path() const { return path_; }
   uint64_t hash() const { return hash_; }
 
  private:
+  struct Taken {};
+  HashedPath(std::string_view path, uint64_t hash, Taken) : path_(path), hash_(hash) {}
   std::string_view path_;
-  uint64_t hash_ = 0;
+  uint64_t hash_;
 };
 
 template <class V>
