@@ -210,8 +210,6 @@ uint64_t path_hash(std::string_view s) {
 
 const Node* DataTree::find(std::string_view path) const { return nodes_.find(path); }
 
-Node* DataTree::find_mut(std::string_view path) { return nodes_.find(path); }
-
 uint64_t DataTree::child_key(std::string_view name) const {
   uint64_t h = zk::fnv1a(name, salt_ ^ 1469598103934665603ull);
   return zk::splitmix64(&h);
@@ -392,7 +390,7 @@ zk::Names DataTree::children_in_order(const Node& node) const {
 }
 
 void DataTree::set_sequence_counter(std::string_view parent, int32_t next) {
-  Node* node = find_mut(parent);
+  Node* node = nodes_.find(parent);
   if (node != nullptr) node->next_sequence = next;
 }
 

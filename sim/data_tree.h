@@ -121,7 +121,6 @@ class DataTree {
   uint64_t digest() const;
 
  private:
-  Node* find_mut(std::string_view path);
   uint64_t child_key(std::string_view name) const;
   void apply_create(const Txn& txn, std::vector<Trigger>* triggers);
   void apply_delete(const HashedPath& path, const HashedPath& parent, zk::Zxid zxid,

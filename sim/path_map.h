@@ -46,7 +46,8 @@ class HashedPath {
  public:
   explicit HashedPath(std::string_view path = {}) : path_(path), hash_(path_hash(path)) {}
   // REQUIRES: hash == path_hash(path) (one taken earlier of the same characters). Checked in
-  // the sanitizer build (LOCKSTEP_CHECK_PRECONDITIONS), where every lookup then proves it.
+  // the sanitizer build (LOCKSTEP_CHECK_PRECONDITIONS): there every carried hash is taken again
+  // here and compared, so each lookup made with one is proven.
   static HashedPath with_hash(std::string_view path, uint64_t hash) {
 #ifdef LOCKSTEP_CHECK_PRECONDITIONS
     LOCKSTEP_ASSERT_MSG(hash == path_hash(path),
