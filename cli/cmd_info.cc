@@ -40,11 +40,15 @@ int run_help(const Command& self, const Args& args, const Io& io) {
 
 int run_version(const Command&, const Args&, const Io& io) {
   io.out << "lockstep " << LOCKSTEP_VERSION << " (C++" << __cplusplus / 100 % 100 << ", "
-            << "GCC " << __GNUC__ << "." << __GNUC_MINOR__
-#if defined(__SANITIZE_ADDRESS__)
-            << ", AddressSanitizer"
+#if defined(__clang__)  // (Clang defines __GNUC__ too, as 4.2)
+         << "Clang " << __clang_major__ << "." << __clang_minor__
+#else
+         << "GCC " << __GNUC__ << "." << __GNUC_MINOR__
 #endif
-            << ")\n";
+#if defined(__SANITIZE_ADDRESS__)
+         << ", AddressSanitizer"
+#endif
+         << ")\n";
   return kExitOk;
 }
 

@@ -354,7 +354,7 @@ TEST(CheckJson, CarriesTheVerdictOptionsReproduceAndEveryViolation) {
         listed = true;
         EXPECT_TRUE(v["seed"].is_number_unsigned());
         EXPECT_FALSE(v["message"].get<std::string>().empty());
-        EXPECT_EQ(v["kind"], property == r["expected_violation"] ? "caught" : "also");
+        EXPECT_EQ(v["kind"], r["expected_violation"] == property ? "caught" : "also");
         EXPECT_EQ(v["reproduce"], "./lockstep check --recipe " + r["recipe"].get<std::string>() +
                                       " --seed " + v["seed"].dump() + " --faults connection-loss");
       }

@@ -8,7 +8,12 @@
 #    clear error, exit 2;
 #  - the profile-guided build: the first build trains a profile (an instrumented build of the
 #    CLI, one `lockstep check` run), later ones reuse it, LOCKSTEP_PGO=0 builds without it, a
-#    training run that could not finish makes no profile, and a bad LOCKSTEP_PGO is refused.
+#    training run that could not finish makes no profile, and a bad LOCKSTEP_PGO is refused;
+#    Clang's raw counts are merged (llvm-profdata of the compiler's version) and GCC's are not;
+#    each compiler trains its own profile;
+#  - the compilers: build/ is Clang 16's and the sanitizer build GCC's by default, their Debian
+#    packages come with the base set, and a directory configured with another compiler is
+#    configured afresh (CMake cannot switch in place).
 # Usage: lockstep_script_test.sh PATH/TO/lockstep   (ctest runs it; label unit)
 set -euo pipefail
 
@@ -22,6 +27,8 @@ expect_eq() {  # expect_eq WHAT WANT GOT
   [[ $2 == "$3" ]] || fail "$1: want '$2', got '$3'"
 }
 
+# The defaults, not the environment of whoever runs the test.
+unset LOCKSTEP_CXX LOCKSTEP_ASAN_CXX
 # shellcheck source=../lockstep
 source "$SCRIPT"
 
@@ -45,9 +52,21 @@ for heavy in zookeeper libzookeeper-java default-jre default-jre-headless chromi
   [[ $check_wants != *" $heavy "* ]] || fail "./lockstep check would install $heavy:$check_wants"
 done
 test_wants=" $(wanted_packages test | tr '\n' ' ') "
-for needed in cmake g++ libzookeeper-mt-dev libzookeeper-java chromium; do
+for needed in cmake g++ clang-16 libclang-rt-16-dev llvm-16 libzookeeper-mt-dev libzookeeper-java chromium; do
   [[ $test_wants == *" $needed "* ]] || fail "./lockstep test would not install $needed:$test_wants"
 done
+for needed in clang-16 libclang-rt-16-dev llvm-16; do  # build/'s compiler, its profile's tools
+  [[ $check_wants == *" $needed "* ]] || fail "./lockstep check would not install $needed:$check_wants"
+done
+expect_eq "the default compilers" "clang++-16 g++" "$CXX_NAME $ASAN_CXX_NAME"
+packages_of() { compiler_packages "$1" | tr '\n' ' ' | sed 's/ $//'; }
+expect_eq "clang++-16's packages" "clang-16 libclang-rt-16-dev llvm-16" "$(packages_of clang++-16)"
+expect_eq "clang++'s packages" "clang libclang-rt-dev llvm" "$(packages_of clang++)"
+expect_eq "g++-12's packages" "g++-12" "$(packages_of g++-12)"
+expect_eq "g++'s packages (in the base set)" "" "$(packages_of g++)"
+expect_eq "a compiler of the user's own" "" "$(packages_of /opt/cc/bin/c++)"
+expect_eq "LOCKSTEP_CXX=g++-12 installs it" "yes" \
+  "$(CXX_NAME=g++-12 wanted_packages check | grep -qx g++-12 && echo yes || echo no)"
 
 # real/server.h's install hint (what a missing server's message tells a user to run) names the
 # packages of the server set, and the Java runtime the script installs with them.
@@ -76,8 +95,22 @@ trap 'rm -rf -- "$SCRATCH"' EXIT
       chmod +x "$1/cli/lockstep"
     fi
   }
-  # No profile yet: an instrumented build, one training run, then the build reads the profile.
-  PGO=1 PGO_SEEDS=7
+  # The compilers are stood in for too: a path for each name, a version line, and a merge that
+  # records its arguments and writes the merged file.
+  compiler_path() { echo "/usr/bin/$1"; }
+  compiler_version() {
+    case $1 in
+      *clang*) echo "Debian clang version 16.0.6 (15~deb12u1)" ;;
+      *) echo "g++ (Debian 12.2.0-14) 12.2.0" ;;
+    esac
+  }
+  merge_profile() {
+    printf 'merge %s %s\n' "$1" "$2" >>"$calls"
+    : >"$2/lockstep.profdata"
+  }
+  # No profile yet: an instrumented build, one training run, the merge of its counts, then the
+  # build reads the profile.
+  PGO=1 PGO_SEEDS=7 CXX_NAME=clang++-16
   message=$(ensure_normal_build lockstep 2>&1 >/dev/null) ||
     fail "ensure_normal_build failed with a stand-in trainer"
   [[ $message == *"trained: 3 recipes, 21 scenarios (the run's report: $BUILD/pgo/train.log)"* ]] ||
@@ -86,12 +119,16 @@ trap 'rm -rf -- "$SCRATCH"' EXIT
   grep -q "the trainer's report" "$BUILD/pgo/train.log" 2>/dev/null ||
     fail "the training run's report is not in $BUILD/pgo/train.log"
   name=$(cat "$BUILD/pgo/current" 2>/dev/null || true)
-  [[ $name == profile-* && -f $BUILD/pgo/$name/trained ]] ||
-    fail "no trained profile named in $BUILD/pgo/current: '$name'"
-  want="configure $BUILD/pgo/train -DLOCKSTEP_PGO=generate -DLOCKSTEP_PGO_PROFILE=$BUILD/pgo/$name.part -DLOCKSTEP_REAL=OFF
+  [[ $name == profile-*-clang++-16 && -f $BUILD/pgo/$name/trained ]] ||
+    fail "no trained profile of clang++-16 named in $BUILD/pgo/current: '$name'"
+  expect_eq "the profile's compiler" "/usr/bin/clang++-16: Debian clang version 16.0.6 (15~deb12u1)" \
+    "$(cat "$BUILD/pgo/$name/compiler" 2>/dev/null)"
+  [[ -f $BUILD/pgo/$name/lockstep.profdata ]] || fail "the merged counts are not in $BUILD/pgo/$name"
+  want="configure $BUILD/pgo/train -DCMAKE_CXX_COMPILER=/usr/bin/clang++-16 -DLOCKSTEP_PGO=generate -DLOCKSTEP_PGO_PROFILE=$BUILD/pgo/$name.part -DLOCKSTEP_REAL=OFF
 build $BUILD/pgo/train lockstep
 trainer check --seeds 7 --jobs 1 --no-traces
-configure $BUILD -DLOCKSTEP_PGO=use -DLOCKSTEP_PGO_PROFILE=$BUILD/pgo/$name
+merge clang++-16 $BUILD/pgo/$name.part
+configure $BUILD -DCMAKE_CXX_COMPILER=/usr/bin/clang++-16 -DLOCKSTEP_PGO=use -DLOCKSTEP_PGO_PROFILE=$BUILD/pgo/$name
 build $BUILD lockstep"
   expect_eq "the first profile-guided build" "$want" "$(cat "$calls")"
   [[ ! -e $BUILD/pgo/$name.part ]] || fail "the partial profile $BUILD/pgo/$name.part was left behind"
@@ -100,14 +137,31 @@ build $BUILD lockstep"
   # A profile there: no training, the same flags.
   : >"$calls"
   ensure_normal_build lockstep 2>/dev/null || fail "ensure_normal_build failed with a profile there"
-  expect_eq "a later build" "configure $BUILD -DLOCKSTEP_PGO=use -DLOCKSTEP_PGO_PROFILE=$BUILD/pgo/$name
+  expect_eq "a later build" "configure $BUILD -DCMAKE_CXX_COMPILER=/usr/bin/clang++-16 -DLOCKSTEP_PGO=use -DLOCKSTEP_PGO_PROFILE=$BUILD/pgo/$name
 build $BUILD lockstep" "$(cat "$calls")"
 
   # LOCKSTEP_PGO=0: a plain build, whatever profile there is.
   : >"$calls"
   PGO=0 ensure_normal_build 2>/dev/null || fail "ensure_normal_build failed with LOCKSTEP_PGO=0"
-  expect_eq "LOCKSTEP_PGO=0" "configure $BUILD -DLOCKSTEP_PGO=
+  expect_eq "LOCKSTEP_PGO=0" "configure $BUILD -DCMAKE_CXX_COMPILER=/usr/bin/clang++-16 -DLOCKSTEP_PGO=
 build $BUILD" "$(cat "$calls")"
+
+  # Another compiler does not read this one's profile: GCC trains its own (no merge: its counts
+  # are read where the training wrote them).
+  : >"$calls"
+  CXX_NAME=g++ ensure_normal_build lockstep 2>/dev/null || fail "ensure_normal_build failed with g++"
+  gname=$(cat "$BUILD/pgo/current" 2>/dev/null || true)
+  [[ $gname == profile-*-g++ && $gname != "$name" ]] || fail "g++ did not train its own profile: '$gname'"
+  want="configure $BUILD/pgo/train -DCMAKE_CXX_COMPILER=/usr/bin/g++ -DLOCKSTEP_PGO=generate -DLOCKSTEP_PGO_PROFILE=$BUILD/pgo/$gname.part -DLOCKSTEP_REAL=OFF
+build $BUILD/pgo/train lockstep
+trainer check --seeds 7 --jobs 1 --no-traces
+configure $BUILD -DCMAKE_CXX_COMPILER=/usr/bin/g++ -DLOCKSTEP_PGO=use -DLOCKSTEP_PGO_PROFILE=$BUILD/pgo/$gname
+build $BUILD lockstep"
+  expect_eq "a build with g++" "$want" "$(cat "$calls")"
+  # ... and back to Clang: the profile named last is GCC's, so Clang trains again.
+  : >"$calls"
+  ensure_normal_build lockstep 2>/dev/null || fail "ensure_normal_build failed back on clang++-16"
+  [[ $(grep -c '^trainer ' "$calls" || true) -eq 1 ]] || fail "clang++-16 used g++'s profile"
 
   # A training run that could not finish (status 2 or more) makes no profile and fails the build.
   rm -rf -- "$BUILD/pgo"
@@ -128,6 +182,75 @@ build $BUILD" "$(cat "$calls")"
   message=$(PGO=yes ensure_normal_build 2>&1) || status=$?
   expect_eq "exit status for LOCKSTEP_PGO=yes" 2 "$status"
   [[ $message == *"expected 1"*"or 0"* ]] || fail "unclear message for LOCKSTEP_PGO=yes: $message"
+  exit "$FAILURES"
+) || FAILURES=$((FAILURES + $?))
+
+# ---- merging Clang's counts ----
+(
+  FAILURES=0
+  dir="$SCRATCH/merge"
+  bin="$SCRATCH/bin"
+  mkdir -p "$dir" "$bin"
+  status=0
+  message=$(merge_profile clang++-99 "$dir" 2>&1) || status=$?
+  [[ $status -ne 0 && $message == *"wrote no counts to $dir"* ]] ||
+    fail "a training with no counts: status $status, '$message'"
+  : >"$dir/default_1.profraw"
+  : >"$dir/default_2.profraw"
+  status=0
+  message=$(PATH="$bin:/usr/bin:/bin" merge_profile clang++-99 "$dir" 2>&1) || status=$?
+  [[ $status -ne 0 && $message == *"no llvm-profdata-99"*"apt-get install llvm-99"* ]] ||
+    fail "no llvm-profdata: status $status, '$message'"
+  # A stand-in llvm-profdata-99 records its arguments and writes the output it is asked for.
+  printf '#!/bin/sh\necho "$*" >"%s/args"\n[ "$1" = merge ] && [ "$2" = -o ] && : >"$3"\nexit ${FAKE_STATUS:-0}\n' \
+    "$SCRATCH" >"$bin/llvm-profdata-99"
+  chmod +x "$bin/llvm-profdata-99"
+  status=0
+  message=$(FAKE_STATUS=1 PATH="$bin:$PATH" merge_profile clang++-99 "$dir" 2>&1) || status=$?
+  [[ $status -ne 0 && $message == *"could not merge"* ]] || fail "a failed merge: status $status, '$message'"
+  [[ -f $dir/default_1.profraw ]] || fail "a failed merge removed the counts"
+  PATH="$bin:$PATH" merge_profile clang++-99 "$dir" 2>/dev/null || fail "the merge failed"
+  expect_eq "llvm-profdata's arguments" \
+    "merge -o $dir/lockstep.profdata $dir/default_1.profraw $dir/default_2.profraw" \
+    "$(cat "$SCRATCH/args" 2>/dev/null)"
+  [[ -f $dir/lockstep.profdata ]] || fail "no merged profile"
+  [[ ! -e $dir/default_1.profraw ]] || fail "the merged counts were left behind"
+  exit "$FAILURES"
+) || FAILURES=$((FAILURES + $?))
+
+# ---- a directory configured with another compiler ----
+(
+  FAILURES=0
+  bin="$SCRATCH/cmake-bin"
+  mkdir -p "$bin"
+  # A stand-in cmake: like CMake, it keeps the compiler a cache already has, whatever it is
+  # asked for (the real one would stop or warn); it records the compiler it configured with.
+  cat >"$bin/cmake" <<'EOF2'
+#!/usr/bin/env bash
+dir= cxx=
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    -B) dir=$2; shift ;;
+    -DCMAKE_CXX_COMPILER=*) cxx=${1#-DCMAKE_CXX_COMPILER=} ;;
+  esac
+  shift
+done
+mkdir -p "$dir/CMakeFiles"
+[[ -f $dir/CMakeCache.txt ]] || echo "CMAKE_CXX_COMPILER:FILEPATH=$cxx" >"$dir/CMakeCache.txt"
+touch "$dir/build.ninja" "$dir/CMakeFiles/kept"
+EOF2
+  chmod +x "$bin/cmake"
+  dir="$SCRATCH/switch"
+  PATH="$bin:$PATH" configure "$dir" -DCMAKE_CXX_COMPILER=/usr/bin/g++ 2>/dev/null
+  expect_eq "the first compiler" "CMAKE_CXX_COMPILER:FILEPATH=/usr/bin/g++" "$(cat "$dir/CMakeCache.txt")"
+  message=$(PATH="$bin:$PATH" configure "$dir" -DCMAKE_CXX_COMPILER=/usr/bin/clang++-16 2>&1)
+  expect_eq "another compiler" "CMAKE_CXX_COMPILER:FILEPATH=/usr/bin/clang++-16" "$(cat "$dir/CMakeCache.txt")"
+  [[ $message == *"configured with /usr/bin/g++: configuring it afresh with /usr/bin/clang++-16"* ]] ||
+    fail "no word of the fresh configure: '$message'"
+  # The same compiler with other arguments keeps its cache.
+  touch "$dir/CMakeFiles/marker"
+  PATH="$bin:$PATH" configure "$dir" -DCMAKE_CXX_COMPILER=/usr/bin/clang++-16 -DLOCKSTEP_PGO= 2>/dev/null
+  [[ -f $dir/CMakeFiles/marker ]] || fail "the same compiler's cache was dropped"
   exit "$FAILURES"
 ) || FAILURES=$((FAILURES + $?))
 

@@ -19,7 +19,7 @@ Dispatcher::~Dispatcher() {
 void Dispatcher::post(std::function<Task<void>()> cb) { shared_->enqueue(std::move(cb)); }
 
 Task<void> Dispatcher::loop(std::shared_ptr<Shared> s) {
-  for (uint64_t n = 0;; ++n) {
+  for (;;) {
     Item item = co_await s->queue.next();
     if (s->closed) co_return;
     if (!item.run) {
