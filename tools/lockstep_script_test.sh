@@ -65,6 +65,12 @@ expect_eq "clang++'s packages" "clang libclang-rt-dev llvm" "$(packages_of clang
 expect_eq "g++-12's packages" "g++-12" "$(packages_of g++-12)"
 expect_eq "g++'s packages (in the base set)" "" "$(packages_of g++)"
 expect_eq "a compiler of the user's own" "" "$(packages_of /opt/cc/bin/c++)"
+# A compiler is a command on PATH or a path; one that is not there says what to install.
+expect_eq "compiler_path of a command" "$(command -v bash)" "$(compiler_path bash)"
+status=0
+message=$(compiler_path /nonexistent/c++ 2>&1) || status=$?
+[[ $status -ne 0 && $message == *"no compiler '/nonexistent/c++' found"*"apt-get install clang-16 libclang-rt-16-dev llvm-16"* ]] ||
+  fail "a missing compiler: status $status, '$message'"
 expect_eq "LOCKSTEP_CXX=g++-12 installs it" "yes" \
   "$(CXX_NAME=g++-12 wanted_packages check | grep -qx g++-12 && echo yes || echo no)"
 
@@ -176,6 +182,13 @@ build $BUILD lockstep"
   [[ ! -e $BUILD/pgo/current ]] || fail "a failed training run named a profile"
   [[ $(grep -c '^configure '"$BUILD"' ' "$calls" || true) -eq 0 ]] ||
     fail "the build was configured after a failed training run"
+
+  # A compiler that is not there is refused, status 2, with what to install.
+  status=0
+  message=$(compiler_path() { command -v -- "$1" || { say "no compiler '$1' found"; return 1; }; }
+    CXX_NAME=/nonexistent/c++ ensure_normal_build 2>&1) || status=$?
+  expect_eq "exit status for a missing compiler" 2 "$status"
+  [[ $message == *"no compiler '/nonexistent/c++' found"* ]] || fail "unclear message for a missing compiler: $message"
 
   # A value other than 0 or 1 is refused, status 2.
   status=0
