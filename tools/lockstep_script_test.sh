@@ -222,7 +222,7 @@ build $BUILD lockstep"
   message=$(FAKE_STATUS=1 PATH="$bin:$PATH" merge_profile clang++-99 "$dir" 2>&1) || status=$?
   [[ $status -ne 0 && $message == *"could not merge"* ]] || fail "a failed merge: status $status, '$message'"
   [[ -f $dir/default_1.profraw ]] || fail "a failed merge removed the counts"
-  PATH="$bin:$PATH" merge_profile clang++-99 "$dir" 2>/dev/null || fail "the merge failed"
+  PATH="$bin:$PATH" merge_profile /usr/bin/clang++-99 "$dir" 2>/dev/null || fail "the merge failed"
   expect_eq "llvm-profdata's arguments" \
     "merge -o $dir/lockstep.profdata $dir/default_1.profraw $dir/default_2.profraw" \
     "$(cat "$SCRATCH/args" 2>/dev/null)"
