@@ -1,5 +1,6 @@
 // Conformance: sessions — ids, ephemeral ownership, clean close, server-side expiry and what
 // the expired client sees afterwards (DESIGN §2 "Sessions", zk/session.h, zk/watch.h).
+#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,9 +36,19 @@ Task<void> ids_body(Session* a, Session* b, Session* c, std::string root) {
   for (Session* s : all) {
     const std::string e = child_path(root, "e" + std::to_string(i++));
     CO_ASSERT_OK(co_await s->create(e, "", CreateMode::kEphemeral));
-    // Seen by another session, through the server.
-    CO_ASSERT_TRUE(co_await catch_up(c, e));
-    auto st = co_await c->exists(e);
+    // Seen by another session, through the server. On Debian's 3.8.0 ensemble a read right after
+    // a successful sync missed the node in about 2% of this test's runs (real/FINDINGS.md, "A sync
+    // is not a read barrier"): what is checked here is the owner, so the read is tried again
+    // after a sync and 10 ms, 50 times at most, and each stale answer is printed.
+    zk::Result<zk::Stat> st;
+    for (int attempt = 1; attempt <= 50; ++attempt) {
+      CO_ASSERT_TRUE(co_await catch_up(c, e));
+      st = co_await c->exists(e);
+      if (st.error != Error::kNoNode) break;
+      std::printf("[stale read] %s missing on the reader's server after a sync (try %d)\n",
+                  e.c_str(), attempt);
+      co_await c->context().sleep_for(zk::milliseconds(10));
+    }
     CO_ASSERT_OK(st);
     EXPECT_EQ(st.value.ephemeral_owner, s->id());
   }
