@@ -198,9 +198,15 @@ TEST_F(RealFaults, DroppedCreateReplyIsConnectionLossButTheNodeExists) {
   EXPECT_TRUE(owned_by(s, "/" + mine, id));
 }
 
-// A watch survives a connection loss within the session timeout: it gets kConnecting and
-// kConnected, and a change made while the client was cut off fires it after the reconnect.
-// Provoked by cutting the proxy while it black-holes new connections, then healing.
+// A watch survives a connection loss within the session timeout: it hears kConnecting while
+// the client is cut off, and a change made meanwhile fires it after the reconnect. Provoked by
+// cutting the proxy while it black-holes new connections, then healing.
+//
+// Once fired, a watch answers with its node event before any session event still queued
+// (zk/watch.h), and the C client hands over the reconnect and the change one right after the
+// other: whether the loop delivered both before the test's next wait is a race (under load
+// it did, 2 runs in 300). So the test takes kConnecting while the client is cut off, then
+// accepts kConnected or nothing before the kDataChanged.
 TEST_F(RealFaults, WatchSurvivesADisconnectAndFiresForAChangeMadeMeanwhile) {
   ASSERT_NO_FATAL_FAILURE(start());
   RealSession s(loop_, via_proxy());
@@ -213,13 +219,18 @@ TEST_F(RealFaults, WatchSurvivesADisconnectAndFiresForAChangeMadeMeanwhile) {
   proxy_->set_blackhole(true);
   proxy_->cut();
   ASSERT_TRUE(wait_state(loop_, s, SessionState::kConnecting));
+  auto cut_off = wait_for(loop_, s, w);
+  ASSERT_EQ(cut_off.error, Error::kOk);
+  EXPECT_EQ(cut_off.value.type, zk::EventType::kSession);
+  EXPECT_EQ(cut_off.value.state, SessionState::kConnecting);
   ASSERT_EQ(get(loop_, other, other.set_data("/w", "changed")).error, Error::kOk);
   loop_.run_for(zk::milliseconds(50));
   EXPECT_FALSE(w.fired());
+  EXPECT_TRUE(w.armed());
   proxy_->set_blackhole(false);
   ASSERT_TRUE(all_connected(s));
 
-  // The watch reports the disconnect and the reconnect, then the change made meanwhile.
+  // After the reconnect: kConnected unless the change was already delivered, then the change.
   std::vector<zk::WatchEvent> seen;
   for (int i = 0; i < 8; ++i) {
     auto e = wait_for(loop_, s, w);
@@ -227,10 +238,16 @@ TEST_F(RealFaults, WatchSurvivesADisconnectAndFiresForAChangeMadeMeanwhile) {
     seen.push_back(e.value);
     if (e.value.type != zk::EventType::kSession) break;
   }
-  ASSERT_EQ(seen.size(), 3u);
-  EXPECT_EQ(seen[0].state, SessionState::kConnecting);
-  EXPECT_EQ(seen[1].state, SessionState::kConnected);
-  EXPECT_EQ(seen[2].type, zk::EventType::kDataChanged);
+  ASSERT_FALSE(seen.empty());
+  ASSERT_LE(seen.size(), 2u);
+  if (seen.size() == 2) {
+    EXPECT_EQ(seen[0].type, zk::EventType::kSession);
+    EXPECT_EQ(seen[0].state, SessionState::kConnected);
+  }
+  std::printf("[observe] the watch's kConnected was %s its kDataChanged\n",
+              seen.size() == 2 ? "taken before" : "queued behind");
+  EXPECT_EQ(seen.back().type, zk::EventType::kDataChanged);
+  EXPECT_EQ(seen.back().path, "/w");
   EXPECT_TRUE(w.fired());
 }
 
