@@ -37,9 +37,10 @@ Task<void> ids_body(Session* a, Session* b, Session* c, std::string root) {
     const std::string e = child_path(root, "e" + std::to_string(i++));
     CO_ASSERT_OK(co_await s->create(e, "", CreateMode::kEphemeral));
     // Seen by another session, through the server. On Debian's 3.8.0 ensemble a read right after
-    // a successful sync missed the node in 2-3% of this test's runs (real/FINDINGS.md, "A sync
-    // is not a read barrier"): what is checked here is the owner, so the read is tried again
-    // after a sync and 10 ms, 50 times at most, and each stale answer is printed.
+    // a successful sync missed the node in 2-3% of this test's runs (real/FINDINGS.md item 11: a
+    // sync on the leader is no read barrier): what is
+    // checked here is the owner, so the read is tried again after a sync and 10 ms, 50 times at
+    // most, and each stale answer is printed.
     zk::Result<zk::Stat> st;
     for (int attempt = 1; attempt <= 50; ++attempt) {
       CO_ASSERT_TRUE(co_await catch_up(c, e));

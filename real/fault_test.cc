@@ -319,6 +319,110 @@ TEST_F(RealFaults, EnsembleLeaderKillKeepsSessions) {
   EXPECT_TRUE(owned_by(s, "/e", id));
 }
 
+// ZooKeeper 3.8's sync is a barrier on a follower only (real/FINDINGS.md item 11). On the
+// leader a client's sync is handled as a read (LeaderZooKeeperServer's CommitProcessor does not
+// hold syncs back), and the leader applies a commit to its own tree after it has sent COMMIT to
+// the followers; so a follower can apply a write and answer its client while a sync and a read
+// on the leader still miss it. Measured here with a writer on one follower creating an
+// ephemeral, and after each reply a sync and an exists on the leader and on the other follower
+// (the order alternating), then on the leader a failed create (kNodeExists) and an exists: the
+// follower's reader must never miss the node, nor the leader's after the failed create (a
+// failed write is committed in order like any other: LockBase::read_barrier); the leader's
+// misses after a sync are counted (they need the leader to fall behind, which a loaded machine
+// makes happen now and then). A sample cut off by a dropped connection (a loaded machine again) is
+// not counted; each session has one address, so it comes back to the same server.
+TEST_F(RealFaults, ASyncIsAReadBarrierOnAFollowerButNotOnTheLeaderWhereAFailedWriteIs) {
+  ASSERT_NO_FATAL_FAILURE(start_direct(3));
+  ASSERT_TRUE(cluster_->wait_for_leader(10000));
+  const int leader = cluster_->leader();
+  ASSERT_NE(leader, 0);
+  std::vector<int> followers;
+  for (int i = 1; i <= cluster_->size(); ++i) {
+    if (i != leader) followers.push_back(i);
+  }
+  ASSERT_EQ(followers.size(), 2u);
+  RealSession writer(loop_, options_for(cluster_->address(followers[0])));
+  RealSession on_leader(loop_, options_for(cluster_->address(leader)));
+  RealSession on_follower(loop_, options_for(cluster_->address(followers[1])));
+  ASSERT_TRUE(all_connected(writer, on_leader, on_follower));
+  ASSERT_EQ(get(loop_, writer, writer.create("/barrier", "", CreateMode::kPersistent)).error,
+            Error::kOk);
+
+  struct Count {
+    int stale = 0;
+    int fresh = 0;
+    int cut_off = 0;
+  };
+  // A sync (or, with `by_write`, a failed create) then an exists of `path` (just created) on
+  // `reader`.
+  auto sample = [&](RealSession& reader, const std::string& path, Count* n, bool by_write) {
+    auto ok_or_cut = [&](Error e, const char* what) {
+      if (e == Error::kConnectionLoss || e == Error::kOperationTimeout) {
+        ++n->cut_off;
+        EXPECT_TRUE(all_connected(reader));
+        return false;
+      }
+      EXPECT_TRUE(e == Error::kOk || e == Error::kNoNode) << what << ": " << zk::error_name(e);
+      return e == Error::kOk || e == Error::kNoNode;
+    };
+    if (by_write) {
+      const Error b =
+          get(loop_, reader, reader.create("/barrier", "", CreateMode::kPersistent)).error;
+      if (b != Error::kNodeExists && !ok_or_cut(b, "barrier create")) return;
+    } else if (!ok_or_cut(get(loop_, reader, reader.sync(path)).error, "sync")) {
+      return;
+    }
+    const Error e = get(loop_, reader, reader.exists(path)).error;
+    if (!ok_or_cut(e, "exists")) return;
+    ++(e == Error::kNoNode ? n->stale : n->fresh);
+  };
+  constexpr int kWrites = 300;
+  Count leader_reads;
+  Count follower_reads;
+  Count leader_after_write;
+  // The writer's create of `path`: false when it was cut off (it may or may not exist; the
+  // next one is another node).
+  auto created = [&](const std::string& path) {
+    const Error e = get(loop_, writer, writer.create(path, "", CreateMode::kEphemeral)).error;
+    if (e == Error::kOk) return true;
+    EXPECT_TRUE(e == Error::kConnectionLoss || e == Error::kOperationTimeout) << zk::error_name(e);
+    EXPECT_TRUE(all_connected(writer));
+    return false;
+  };
+  for (int i = 1; i <= kWrites && !::testing::Test::HasFailure(); ++i) {
+    const std::string path = "/x" + std::to_string(i);
+    if (!created(path)) continue;
+    if (i % 2 == 0) {
+      sample(on_leader, path, &leader_reads, false);
+      sample(on_follower, path, &follower_reads, false);
+    } else {
+      sample(on_follower, path, &follower_reads, false);
+      sample(on_leader, path, &leader_reads, false);
+    }
+    const std::string second = path + "-b";
+    if (created(second)) sample(on_leader, second, &leader_after_write, true);
+  }
+  std::printf(
+      "[measure] sync then exists of another session's new node, %d creates: on the "
+      "leader %d stale of %d (%d cut off), on a follower %d stale of %d (%d cut off); "
+      "a failed create then exists on the leader: %d stale of %d (%d cut off)\n",
+      kWrites, leader_reads.stale, leader_reads.stale + leader_reads.fresh, leader_reads.cut_off,
+      follower_reads.stale, follower_reads.stale + follower_reads.fresh, follower_reads.cut_off,
+      leader_after_write.stale, leader_after_write.stale + leader_after_write.fresh,
+      leader_after_write.cut_off);
+  EXPECT_EQ(follower_reads.stale, 0) << "a follower answered a sync before applying a create "
+                                        "committed ahead of it";
+  EXPECT_EQ(leader_after_write.stale, 0) << "the leader answered a failed create before "
+                                            "applying a create committed ahead of it";
+  EXPECT_GT(follower_reads.fresh, kWrites / 2);
+  EXPECT_GT(leader_reads.fresh, kWrites / 2);
+  EXPECT_GT(leader_after_write.fresh, kWrites / 2);
+  // Every session is still the one it was (an expiry would change what is measured).
+  EXPECT_EQ(writer.state(), SessionState::kConnected);
+  EXPECT_EQ(on_leader.state(), SessionState::kConnected);
+  EXPECT_EQ(on_follower.state(), SessionState::kConnected);
+}
+
 // Reference behaviour of the C client that the contract's error list does not mention: a
 // request pending when the CLIENT's own timer declares the connection dead (nothing heard for
 // 2/3 of the session timeout) completes with ZOPERATIONTIMEOUT, not ZCONNECTIONLOSS (which is

@@ -337,10 +337,23 @@ zk::Task<zk::Status> LockBase::ensure_dir(zk::Time deadline, zk::CreateMode mode
 
 zk::Task<zk::Result<zk::Stat>> LockBase::exists_synced(std::string path, zk::Time deadline) {
   if (!recheck_without_sync_) {
-    zk::Status s = co_await session_.sync(path).until(deadline);
-    if (!s.ok() && s.error != Error::kNoNode) co_return zk::Result<zk::Stat>::failure(s.error);
+    zk::Status s = co_await read_barrier(deadline);
+    if (!s.ok()) co_return zk::Result<zk::Stat>::failure(s.error);
   }
   co_return co_await session_.exists(path).until(deadline);
+}
+
+zk::Task<zk::Status> LockBase::read_barrier(zk::Time deadline) {
+  if (barrier_by_sync_) {
+    // Broken: a sync, which the leader answers without applying what it has committed.
+    zk::Status s = co_await session_.sync(dir()).until(deadline);
+    if (!s.ok() && s.error != Error::kNoNode) co_return s;
+    co_return zk::Status{};
+  }
+  zk::Result<zk::Created> c =
+      co_await session_.create(dir(), "", zk::CreateMode::kPersistent).until(deadline);
+  if (c.ok() || c.error == Error::kNodeExists || c.error == Error::kNoNode) co_return zk::Status{};
+  co_return zk::Status::failure(c.error);
 }
 
 zk::Task<zk::Result<zk::Stat>> LockBase::check_own(std::string path, zk::Time deadline) {

@@ -148,7 +148,8 @@ class LockBase : public Lock {
   // it false keeps one holder per Lock object whatever the option says.
   bool per_task_ = false;
   bool release_forgets_node_ = false;  // a delete that meets connection loss is not retried
-  bool recheck_without_sync_ = false;  // re-checks after an ambiguous outcome skip the sync
+  bool recheck_without_sync_ = false;  // re-checks after an ambiguous outcome skip the barrier
+  bool barrier_by_sync_ = false;       // the read barrier is a sync (no barrier on the leader)
   // Leadership is announced by the grant monitor after its own check of the node, not at the
   // grant, and without asking afterwards whether the grant it checked is still the current
   // one: a release by the caller's task that lands between the check and the announcement (the
@@ -189,12 +190,23 @@ class LockBase : public Lock {
   // Is `path` an ephemeral of the current session? kOk + stat, kNoNode when missing or foreign.
   // Answered as of now (exists_synced), since it is asked to resolve an ambiguous outcome.
   zk::Task<zk::Result<zk::Stat>> check_own(std::string path, zk::Time deadline);
-  // exists(path) answered from the leader's present state: a sync first. After a reconnect the
-  // session's server may lag the leader by writes the session never saw a reply for (a create
-  // or a delete whose reply was lost: the client's last seen zxid is older), so a plain exists
-  // can still show a node the lost delete removed, or miss one the lost create made. Errors of
-  // the sync are returned as they are (kNoNode excepted: the exists then answers).
+  // exists(path) answered from the ensemble's present state: read_barrier() first. After a
+  // reconnect the session's server may lag by writes the session never saw a reply for (a
+  // create or a delete whose reply was lost: the client's last seen zxid is older), so a plain
+  // exists can still show a node the lost delete removed, or miss one the lost create made.
+  // Errors of the barrier are returned as they are.
   zk::Task<zk::Result<zk::Stat>> exists_synced(std::string path, zk::Time deadline);
+  // A read barrier on whichever server the session is connected to: once it returns kOk, that
+  // server has applied every write committed before the barrier reached the leader, so the
+  // session's next reads see them. A sync is not that barrier everywhere: ZooKeeper 3.8 serves a
+  // sync that reaches the leader itself like a read, and the leader applies a commit to its own
+  // copy after it has sent it to the followers, so a sync and a read on the leader can miss a
+  // write a follower has already answered for (real/FINDINGS.md item 11; ZOOKEEPER-1675). A
+  // write is a barrier on every server: its reply comes once its server has applied it, and a
+  // failed write is committed in order like any other. So the barrier is a create of the lock
+  // directory: kNodeExists when it exists (the usual answer), created when it was missing (as
+  // the next acquire would), kNoNode when a parent is missing; all three are kOk here.
+  zk::Task<zk::Status> read_barrier(zk::Time deadline);
 
   RecipeStats stats_;
 

@@ -65,6 +65,7 @@ QueueLock::QueueLock(zk::Session& session, LockOptions options, std::string reci
   release_reports_missing_node_ = flaws_.release_reports_missing_node;
   per_task_ = true;  // every fact of an attempt lives in attempt()'s frame
   monitor_trusts_stale_check_ = flaws_.monitor_trusts_stale_check;
+  barrier_by_sync_ = flaws_.barrier_by_sync;
   if (flaws_.block_event_thread) {
     // A session listener on the event thread: it opens the gate when the client reconnects.
     session.dispatcher().on_session(
@@ -356,9 +357,9 @@ zk::Task<zk::Result<uint32_t>> QueueLock::read_capacity(zk::Time deadline, zk::W
   using R = zk::Result<uint32_t>;
   const std::string path = options().capacity_path;
   for (int i = 0; i < kMaxRetries; ++i) {
-    // Synced: a lagging server would answer with a count the leader has already replaced.
-    zk::Status s = co_await session().sync(path).until(deadline);
-    if (!s.ok() && s.error != Error::kNoNode) co_return R::failure(s.error);
+    // After a barrier: a lagging server would answer with a count already replaced.
+    zk::Status s = co_await read_barrier(deadline);
+    if (!s.ok()) co_return R::failure(s.error);
     zk::Result<zk::NodeData> d = co_await session().get_data(path, watch).until(deadline);
     if (d.ok()) {
       co_return R{Error::kOk, parse_capacity(d.value.data).value_or(options().max_leases)};
@@ -458,9 +459,10 @@ zk::Task<zk::Result<QueueLock::Node>> QueueLock::create_contender(std::string pr
 }
 
 zk::Task<zk::Result<QueueLock::Node>> QueueLock::find_own(std::string prefix) {
-  // sync first: after a reconnect our server may lag the write our lost create made.
-  zk::Status s = co_await session().sync(dir());
-  if (!s.ok() && s.error != Error::kNoNode) co_return zk::Result<Node>::failure(s.error);
+  // A barrier first: after a reconnect our server may lag the write our lost create made (a
+  // sync is not enough on the leader: read_barrier()).
+  zk::Status s = co_await read_barrier(zk::kNever);
+  if (!s.ok()) co_return zk::Result<Node>::failure(s.error);
   zk::Result<zk::Children> ch = co_await session().get_children(dir());
   if (!ch.ok()) co_return zk::Result<Node>::failure(ch.error);
   std::vector<std::string> names = ch.value.names.vector();

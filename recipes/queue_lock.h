@@ -108,6 +108,12 @@ struct QueueFlaws {
   // ("a crashed client's lock frees itself"): the server deletes a holder's node once it has gone
   // unmodified for longer than the TTL, while the holder still holds (0: ephemeral, correct).
   zk::Duration ttl_nodes{};
+  // The read barrier before re-reading after an ambiguous outcome (LockBase::read_barrier) is a
+  // sync, as the ZooKeeper documentation suggests: on the leader it waits for nothing, so after
+  // a lost create reply and a reconnect to a leader that has not yet applied the create, the
+  // search for our node misses it, and a second create leaves the first an orphan that our
+  // own new node then waits behind.
+  bool barrier_by_sync = false;
 };
 
 class QueueLock : public LockBase {

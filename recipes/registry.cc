@@ -280,6 +280,18 @@ std::vector<RecipeInfo> build() {
                    "second delete removes the next holder's node",
                    "S1 S5 S6, DESIGN §2 ensemble view",
                    exclusive("broken/no-sync-recheck", false, true))));
+  r.push_back(caught(
+      {.caught_by = P::kLiveness,
+       // a lost create reply, a reconnect to the leader, and a leader that applies late
+       .focus = {F::kLoseNextReply, F::kLaggingFollower, F::kServerRestart}},
+      entry("broken/sync-as-barrier", Kind::kMutex, bad,
+            "after a lost create reply the fair lock looks for its node after a sync: on the "
+            "leader a sync waits for nothing (ZooKeeper 3.8), so a leader that has not applied "
+            "the create yet shows no node, the lock creates a second one and waits behind its "
+            "own orphan",
+            "S6, DESIGN §2 ensemble view",
+            queue("broken/sync-as-barrier", QueuePolicy::kMutex,
+                  flaw(&QueueFlaws::barrier_by_sync)))));
   r.push_back(caught({.caught_by = P::kLiveness, .focus = {F::kConnectionLoss}},
                      entry("broken/release-forgets-node", Kind::kMutex, bad,
                            "a release whose delete meets connection loss forgets the node: if the "

@@ -31,6 +31,29 @@ Fault fault(FaultKind kind, Time at, uint32_t client, Duration duration = {}) {
 }
 
 // A new client holding ephemeral node `path`.
+// A quiet 3-server ensemble, and a client of it that connects to server `server` first.
+WorldOptions ensemble() {
+  WorldOptions wo = quiet();
+  wo.servers = 3;
+  return wo;
+}
+Client& client_on(World& w, uint32_t server) {
+  ClientOptions o;
+  o.server = server;
+  return w.add_client(o);
+}
+
+// kLaggingFollower: server `server` applies committed writes `extra` late for `duration`.
+Fault lagging(uint32_t server, Time at, Duration duration, Duration extra) {
+  Fault f;
+  f.kind = FaultKind::kLaggingFollower;
+  f.at = at;
+  f.server = server;
+  f.duration = duration;
+  f.extra = extra;
+  return f;
+}
+
 Client& ephemeral_holder(World& w, const char* path) {
   Client& c = w.add_client();
   auto r = await_result(w, c, c.create(path, "", CreateMode::kEphemeral));
@@ -345,23 +368,12 @@ TEST(FaultTest, DelayAddsLatency) {
 // A lagging follower serves stale reads to its clients until sync; a client's own writes are
 // visible to its later reads even on the lagging server.
 TEST(FaultTest, LaggingFollowerStaleReadsAndSync) {
-  WorldOptions wo = quiet();
-  wo.servers = 3;
-  World w(wo);
-  ClientOptions on1, on2;
-  on1.server = 1;
-  on2.server = 2;
-  Client& a = w.add_client(on1);
-  Client& b = w.add_client(on2);
+  World w(ensemble());
+  Client& a = client_on(w, 1);
+  Client& b = client_on(w, 2);
   ASSERT_TRUE(wait_connected(w, a) && wait_connected(w, b));
   ASSERT_EQ(b.server(), 2u);
-  Fault lag;
-  lag.kind = FaultKind::kLaggingFollower;
-  lag.at = w.now();
-  lag.server = 2;
-  lag.duration = zk::seconds(10);
-  lag.extra = zk::seconds(1);
-  w.inject(lag);
+  w.inject(lagging(2, w.now(), zk::seconds(10), zk::seconds(1)));
   w.run_for(zk::microseconds(1));
   ASSERT_TRUE(await_result(w, a, a.create("/x", "", CreateMode::kPersistent))->ok());
   EXPECT_EQ(await_result(w, b, b.exists("/x"))->error, Error::kNoNode);  // stale
@@ -370,6 +382,65 @@ TEST(FaultTest, LaggingFollowerStaleReadsAndSync) {
   EXPECT_TRUE(await_result(w, b, b.exists("/x"))->ok());
   ASSERT_TRUE(await_result(w, b, b.create("/y", "", CreateMode::kPersistent))->ok());
   EXPECT_TRUE(await_result(w, b, b.exists("/y"))->ok());  // own write visible
+}
+
+// kLaggingFollower on server 1 of an ensemble: the leader commits as before but applies to its
+// own copy late (ZooKeeper's leader sends COMMIT to the followers before its CommitProcessor
+// applies the write). A follower's client is answered for its create while the leader's clients
+// still read the older tree, and a sync on the leader waits for nothing (3.8 serves it like a
+// read); a failed write on the leader is answered only once the leader has applied what was
+// committed before it, and so is the leader's own client's write. The committed state
+// (World::node) has the node at once. real/FINDINGS.md item 11.
+TEST(FaultTest, LaggingLeaderServesOlderReadsAndItsSyncIsNoBarrier) {
+  World w(ensemble());
+  Client& reader = client_on(w, 1);
+  Client& writer = client_on(w, 2);
+  ASSERT_TRUE(wait_connected(w, reader) && wait_connected(w, writer));
+  ASSERT_EQ(reader.server(), 1u);
+  ASSERT_EQ(writer.server(), 2u);
+  ASSERT_TRUE(await_result(w, writer, writer.create("/d", "", CreateMode::kPersistent))->ok());
+  ASSERT_TRUE(await_result(w, reader, reader.sync("/d"))->ok());
+  w.inject(lagging(1, w.now(), zk::seconds(10), zk::seconds(1)));
+  w.run_for(zk::microseconds(1));
+  const Time t0 = w.now();
+  ASSERT_TRUE(await_result(w, writer, writer.create("/x", "", CreateMode::kPersistent))->ok());
+  EXPECT_LT(w.now() - t0, zk::milliseconds(10)) << "the follower answers at its own pace";
+  EXPECT_TRUE(w.node("/x").has_value()) << "committed";
+  EXPECT_TRUE(w.node_on(2, "/x").has_value());
+  EXPECT_FALSE(w.node_on(1, "/x").has_value()) << "the leader's own copy lags";
+  // A sync on the leader is answered at once, and the read after it is stale.
+  ASSERT_TRUE(await_result(w, reader, reader.sync("/x"))->ok());
+  EXPECT_LT(w.now() - t0, zk::milliseconds(10));
+  EXPECT_EQ(await_result(w, reader, reader.exists("/x"))->error, Error::kNoNode);
+  // A failed write waits for the leader's copy; the read after it sees the node.
+  EXPECT_EQ(await_result(w, reader, reader.create("/d", "", CreateMode::kPersistent))->error,
+            Error::kNodeExists);
+  EXPECT_GE(w.now() - t0, zk::seconds(1));
+  EXPECT_TRUE(w.node_on(1, "/x").has_value());
+  EXPECT_TRUE(await_result(w, reader, reader.exists("/x"))->ok());
+  // The leader's own client's write is answered once the leader has applied it.
+  const Time t1 = w.now();
+  ASSERT_TRUE(await_result(w, reader, reader.create("/y", "", CreateMode::kPersistent))->ok());
+  EXPECT_GE(w.now() - t1, zk::seconds(1));
+  EXPECT_TRUE(await_result(w, reader, reader.exists("/y"))->ok());
+  // A sync on a follower still waits for that follower to apply everything committed.
+  ASSERT_TRUE(await_result(w, writer, writer.sync("/y"))->ok());
+  EXPECT_TRUE(await_result(w, writer, writer.exists("/y"))->ok());
+}
+
+// On a standalone server the lag of server 1 changes nothing: it applies each write as it
+// commits it, so a sync and a read after another client's write see it at once.
+TEST(FaultTest, LagOnAStandaloneServerChangesNothing) {
+  World w(quiet());
+  Client& reader = w.add_client();
+  Client& writer = w.add_client();
+  ASSERT_TRUE(wait_connected(w, reader) && wait_connected(w, writer));
+  w.inject(lagging(1, w.now(), zk::seconds(10), zk::seconds(1)));
+  w.run_for(zk::microseconds(1));
+  const Time t0 = w.now();
+  ASSERT_TRUE(await_result(w, writer, writer.create("/x", "", CreateMode::kPersistent))->ok());
+  EXPECT_TRUE(await_result(w, reader, reader.exists("/x"))->ok());
+  EXPECT_LT(w.now() - t0, zk::milliseconds(10));
 }
 
 // kServerRestart: clients are disconnected, no session expires while the server is down (even
@@ -630,13 +701,7 @@ TEST(EnsembleTest, ReconnectAvoidsStaleServer) {
   Client& a = w.add_client();
   Client& b = w.add_client();
   ASSERT_TRUE(wait_connected(w, a) && wait_connected(w, b));
-  Fault lag;
-  lag.kind = FaultKind::kLaggingFollower;
-  lag.at = w.now();
-  lag.server = 3;
-  lag.duration = zk::seconds(100);
-  lag.extra = zk::seconds(50);
-  w.inject(lag);
+  w.inject(lagging(3, w.now(), zk::seconds(100), zk::seconds(50)));
   w.run_for(zk::microseconds(1));
   ASSERT_TRUE(await_result(w, a, a.create("/x", "", CreateMode::kPersistent))->ok());
   for (int i = 0; i < 50 && b.server() == 3; ++i) {  // a sync on server 3 would wait 50 s

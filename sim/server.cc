@@ -179,10 +179,18 @@ void World::Impl::forward(Connection& c, ServerEntry& e) {
   rep.op = r.op;
   e.target = zxid_;
   if (r.op == Op::kSync || r.op == Op::kClose) rep.path = std::move(r.path);
-  if (r.op == Op::kSync) return;
+  if (r.op == Op::kSync) {
+    // ZooKeeper 3.8 serves a sync that reaches the leader itself like a read (its
+    // CommitProcessor holds back only the syncs a follower forwards): answered in the session's
+    // order without waiting for the leader's own copy to apply what it committed
+    // (real/FINDINGS.md item 11). A follower answers once it has applied everything committed
+    // when the sync reached the leader.
+    if (committed_ && c.server == 1) e.target = zk::Zxid{};
+    return;
+  }
   Txn txn;
   if (r.op == Op::kClose) {
-    leader().tree.prepare_kill(c.session, &txn);
+    committed().prepare_kill(c.session, &txn);
     erase_session(c.session.value);
     dispositions_changed(0);  // kExpire events read sessions_
     log(c.client, "close-session", c.session.value, 0, {},
@@ -195,7 +203,7 @@ void World::Impl::forward(Connection& c, ServerEntry& e) {
 
 void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
   const Request& r = e.req;
-  const DataTree& tree = leader().tree;
+  const DataTree& tree = committed();
   Error err = Error::kOk;
   switch (r.op) {
     // The client validated the path before sending it (ClientImpl::submit).
@@ -214,7 +222,7 @@ void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
   }
   rep.path = txn->path;
   e.target = commit(std::move(*txn));
-  const Node* n = leader().tree.find(rep.path);
+  const Node* n = committed().find(rep.path);
   if (n != nullptr) rep.stat = n->stat;
 }
 
@@ -231,18 +239,44 @@ zk::Zxid World::Impl::commit(Txn txn) {
     herd_.push_back(
         HerdRecord{zxid_, txn.type == TxnType::kDelete ? txn.path : txn.paths[0], 0, 0});
   }
-  apply_at(leader(), txn);
-  if (txn.type == TxnType::kCreate && txn.session.valid() && !zk::is_session_owner(txn.session)) {
-    schedule_reap();  // a container or TTL node: the leader's ContainerManager has work
+  const bool reapable =
+      txn.type == TxnType::kCreate && txn.session.valid() && !zk::is_session_owner(txn.session);
+  if (!committed_) {
+    apply_at(leader(), txn);
+    if (reapable) schedule_reap();  // a container or TTL node: the ContainerManager has work
+    return zxid_;
   }
-  if (servers_.size() > 1) {
-    txlog_.push_back(std::move(txn));
-    schedule_follower_applies(zxid_);
-  }
+  apply_committed(txn);
+  txlog_.push_back(std::move(txn));
+  schedule_applies(zxid_, reapable);
   return zxid_;
 }
 
-void World::Impl::schedule_follower_applies(zk::Zxid zxid) {
+void World::Impl::apply_committed(const Txn& txn) {
+  triggers_.clear();
+  committed_->apply(txn, &triggers_);
+  if (observer_ != nullptr) report_applied(1, txn);
+}
+
+void World::Impl::report_applied(uint32_t server_id, const Txn& txn) {
+  for (const Trigger& t : triggers_) {
+    if (t.type == zk::EventType::kCreated) {
+      observer_->node_created(server_id, txn.zxid, t.path(), txn.session);
+    }
+    if (t.type == zk::EventType::kDeleted) observer_->node_deleted(server_id, txn.zxid, t.path());
+  }
+}
+
+void World::Impl::schedule_applies(zk::Zxid zxid, bool reapable) {
+  Server& l = leader();
+  const bool lagging = now() < l.lag_until;
+  if (!lagging && l.applied.value + 1 == zxid.value) {
+    apply_at(l, txlog_.back());
+  } else {
+    l.apply_last = std::max(now() + (lagging ? l.lag : Duration{}), l.apply_last);
+    push(Event{l.apply_last, 0, EventTag::kApply, 0, l.id, static_cast<uint64_t>(zxid.value)});
+  }
+  if (reapable) schedule_reap();  // a container or TTL node: the ContainerManager has work
   for (size_t i = 1; i < servers_.size(); ++i) {
     Server& f = *servers_[i];
     Duration d = latency(0);
@@ -252,7 +286,7 @@ void World::Impl::schedule_follower_applies(zk::Zxid zxid) {
   }
 }
 
-void World::Impl::apply_follower(uint32_t server_id, zk::Zxid upto) {
+void World::Impl::apply_logged(uint32_t server_id, zk::Zxid upto) {
   Server& f = server(server_id);
   if (!f.up) return;
   while (f.applied < upto && !txlog_.empty()) {
@@ -265,7 +299,7 @@ void World::Impl::apply_follower(uint32_t server_id, zk::Zxid upto) {
 
 void World::Impl::trim_log() {
   zk::Zxid low = zxid_;
-  for (size_t i = 1; i < servers_.size(); ++i) low = std::min(low, servers_[i]->applied);
+  for (const auto& server : servers_) low = std::min(low, server->applied);
   while (!txlog_.empty() && txlog_.front().zxid <= low) txlog_.pop_front();
 }
 
@@ -289,14 +323,9 @@ void World::Impl::apply_at(Server& s, const Txn& txn) {
                       std::to_string(s.tree.ephemeral_count(txn.session)) +
                           " ephemeral node(s) outlive session " + hex(txn.session.value) +
                           " on s" + std::to_string(s.id));
-  if (observer_ != nullptr) {
-    for (const Trigger& t : triggers_) {
-      if (t.type == zk::EventType::kCreated) {
-        observer_->node_created(s.id, txn.zxid, t.path(), txn.session);
-      }
-      if (t.type == zk::EventType::kDeleted) observer_->node_deleted(s.id, txn.zxid, t.path());
-    }
-  }
+  // The leader's creations and deletions are reported as it commits them (apply_committed):
+  // in an ensemble its own copy may apply later.
+  if (observer_ != nullptr && !(committed_ && s.id == 1)) report_applied(s.id, txn);
   for (const Trigger& t : triggers_) fire(s, t, txn.zxid);    // fire() never applies
   if (s.blocked.empty()) return;
   std::vector<uint64_t> blocked(s.blocked.begin(), s.blocked.end());
@@ -532,7 +561,7 @@ void World::Impl::expire(zk::SessionId id, std::string_view why) {
     if (Connection* c = conn(rec.conn)) server_close(*c, true, "session expired");
   }
   Txn txn;
-  leader().tree.prepare_kill(id, &txn);
+  committed().prepare_kill(id, &txn);
   erase_session(id.value);
   dispositions_changed(0);  // kExpire events read sessions_
   commit(std::move(txn));
@@ -556,9 +585,11 @@ void World::Impl::server_restart_end(uint32_t server_id) {
   s.up = true;
   if (server_id != 1) {
     // A follower's outage stopped no session timer (they run on the leader).
-    apply_follower(server_id, zxid_);
+    apply_logged(server_id, zxid_);
     return;
   }
+  // Commits made while it was down (outside sessions' writes) wait for it (apply_logged).
+  if (committed_ && s.applied < zxid_) apply_logged(server_id, zxid_);
   for (auto& [id, rec] : sessions_) {
     if (rec.heard) continue;
     ++rec.token;
@@ -570,7 +601,7 @@ void World::Impl::server_restart_end(uint32_t server_id) {
 void World::Impl::foreign_create(const std::string& path) {
   Txn txn;
   const Error err =
-      leader().tree.prepare_create(path, "", zk::CreateMode::kPersistent, zk::SessionId{}, &txn);
+      committed().prepare_create(path, "", zk::CreateMode::kPersistent, zk::SessionId{}, &txn);
   log(0, "foreign-create", static_cast<uint64_t>(err), 0, path,
       [&] { return path + " " + zk::error_name(err); });
   if (err == Error::kOk) commit(std::move(txn));
@@ -578,10 +609,10 @@ void World::Impl::foreign_create(const std::string& path) {
 
 void World::Impl::foreign_set(const std::string& path, const std::string& data) {
   Txn txn;
-  Error err = leader().tree.prepare_set(path, data, zk::kAnyVersion, &txn);
+  Error err = committed().prepare_set(path, data, zk::kAnyVersion, &txn);
   if (err == Error::kNoNode) {
-    err = leader().tree.prepare_create(path, data, zk::CreateMode::kPersistent, zk::SessionId{},
-                                       &txn);
+    err =
+        committed().prepare_create(path, data, zk::CreateMode::kPersistent, zk::SessionId{}, &txn);
   }
   log(0, "foreign-set", static_cast<uint64_t>(err), 0, path,
       [&] { return path + " = " + data + " " + zk::error_name(err); });
@@ -612,7 +643,7 @@ std::vector<std::string> subtree(const DataTree& tree, const std::string& path) 
 Error World::Impl::foreign_delete(const std::string& path) {
   Txn txn;
   const Error err = !serving(leader()) ? Error::kConnectionLoss
-                                       : leader().tree.prepare_delete(path, zk::kAnyVersion, &txn);
+                                       : committed().prepare_delete(path, zk::kAnyVersion, &txn);
   log(0, "foreign-delete", static_cast<uint64_t>(err), 0, path,
       [&] { return path + " " + zk::error_name(err); });
   if (err == Error::kOk) commit(std::move(txn));
@@ -620,7 +651,7 @@ Error World::Impl::foreign_delete(const std::string& path) {
 }
 
 void World::Impl::foreign_delete_oldest(const std::string& path) {
-  const DataTree& tree = leader().tree;
+  const DataTree& tree = committed();
   std::string victim;
   zk::Zxid oldest{INT64_MAX};
   for (const std::string& p : subtree(tree, path)) {
@@ -639,7 +670,7 @@ void World::Impl::foreign_delete_oldest(const std::string& path) {
 }
 
 void World::Impl::foreign_delete_tree(const std::string& path) {
-  std::vector<std::string> nodes = subtree(leader().tree, path);
+  std::vector<std::string> nodes = subtree(committed(), path);
   // Children before their parents; the server's own nodes are never deleted.
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
     if (*it == "/" || *it == "/zookeeper" || it->rfind("/zookeeper/", 0) == 0) continue;
@@ -653,7 +684,7 @@ void World::Impl::foreign_delete_tree(const std::string& path) {
 // The check runs at every multiple of the interval of virtual time (a fixed-rate timer), only
 // while some container or TTL node exists: a world that never creates one schedules nothing.
 void World::Impl::schedule_reap() {
-  if (reap_scheduled_ || leader().tree.reapable().empty()) return;
+  if (reap_scheduled_ || committed().reapable().empty()) return;
   const int64_t every = opt_.container_check_interval.us;
   LOCKSTEP_ASSERT(every > 0);
   push(Event{Time{(now().us / every + 1) * every}, 0, EventTag::kReap, 0, 0, 0});
@@ -683,7 +714,7 @@ void World::Impl::reap() {
     }
     for (const std::string& path : victims) {
       Txn txn;
-      const Error err = leader().tree.prepare_delete(path, zk::kAnyVersion, &txn);
+      const Error err = committed().prepare_delete(path, zk::kAnyVersion, &txn);
       log(0, "reap", static_cast<uint64_t>(err), 0, path,
           [&] { return path + " " + zk::error_name(err); });
       if (err == Error::kOk) commit(std::move(txn));

@@ -1,12 +1,12 @@
 // lockstep simulator: one ZooKeeper server of the ensemble and the sessions the ensemble holds.
 //
 // A Server keeps its own DataTree and applies the committed log in zxid order; server 1 is the
-// leader and applies each write the moment it commits it, followers apply later (latency plus
-// any injected lag). Watches live on the server the session is connected to, keyed by path,
-// one entry per session (so one notification per session, as in ZooKeeper's WatchManager).
-// SessionRec is the ensemble's view of a session: its timeout, its current connection, and
-// whether it is being heard (heartbeats are modelled lazily: see World::Impl::update_heard).
-// Plain data owned by World::Impl; the logic is in server.cc.
+// leader and applies each write the moment it commits it unless it lags (kLaggingFollower on
+// server 1 of an ensemble), followers apply later (latency plus any injected lag). Watches live on
+// the server the session is connected to, keyed by path, one entry per session (so one notification
+// per session, as in ZooKeeper's WatchManager). SessionRec is the ensemble's view of a session: its
+// timeout, its current connection, and whether it is being heard (heartbeats are modelled lazily:
+// see World::Impl::update_heard). Plain data owned by World::Impl; the logic is in server.cc.
 #pragma once
 
 #include <algorithm>

@@ -20,6 +20,7 @@ World::Impl::Impl(WorldOptions options, std::unique_ptr<Strategy> strategy)
   for (uint32_t i = 1; i <= opt_.servers; ++i) {
     servers_.push_back(std::make_unique<Server>(i, salt_));
   }
+  if (opt_.servers > 1) committed_ = std::make_unique<DataTree>(salt_);
 }
 
 // Clients go first: destroying their contexts destroys suspended coroutine frames, which may
@@ -82,7 +83,7 @@ void World::Impl::dispatch(const Event& e) {
     case EventTag::kToServer: deliver_up(e.a, e.b); break;
     case EventTag::kToClient: deliver_down(e.a, e.b); break;
     case EventTag::kApply:
-      apply_follower(static_cast<uint32_t>(e.a), zk::Zxid{static_cast<int64_t>(e.b)});
+      apply_logged(static_cast<uint32_t>(e.a), zk::Zxid{static_cast<int64_t>(e.b)});
       break;
     case EventTag::kExpire: expire_event(e); break;
     case EventTag::kFault: start_fault(e.a); break;
@@ -166,8 +167,8 @@ HerdRecord* World::Impl::herd_record(zk::Zxid zxid) {
 }
 
 std::optional<NodeView> World::Impl::node_on(uint32_t server_id, std::string_view path) const {
-  LOCKSTEP_ASSERT(server_id >= 1 && server_id <= servers_.size());
-  const DataTree& tree = servers_[server_id - 1]->tree;
+  LOCKSTEP_ASSERT(server_id <= servers_.size());
+  const DataTree& tree = server_id == 0 ? committed() : servers_[server_id - 1]->tree;
   const Node* n = tree.find(path);
   if (n == nullptr) return std::nullopt;
   NodeView v{std::string(path), n->data, n->stat, tree.children_in_order(*n).vector()};
@@ -191,6 +192,7 @@ std::vector<WatchView> World::Impl::server_watches(zk::SessionId session) const 
 
 void World::Impl::set_sequence_counter(std::string_view parent, int32_t next) {
   for (auto& s : servers_) s->tree.set_sequence_counter(parent, next);
+  if (committed_) committed_->set_sequence_counter(parent, next);
 }
 
 // ---- World: the public surface forwards to Impl ----
@@ -219,8 +221,9 @@ void World::run_until(Time t) { impl_->run_until(t); }
 void World::run_for(Duration d) { impl_->run_until(impl_->now() + d); }
 bool World::run_until_idle(Time limit) { return impl_->run_until_idle(limit); }
 uint64_t World::events_executed() const { return impl_->events_executed(); }
-std::optional<NodeView> World::node(std::string_view path) const { return impl_->node_on(1, path); }
+std::optional<NodeView> World::node(std::string_view path) const { return impl_->node_on(0, path); }
 std::optional<NodeView> World::node_on(uint32_t server, std::string_view path) const {
+  LOCKSTEP_ASSERT(server >= 1);
   return impl_->node_on(server, path);
 }
 std::vector<WatchView> World::server_watches(zk::SessionId session) const {

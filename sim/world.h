@@ -255,6 +255,12 @@ class EventLog {
 //                     dead network give up after 2/3 of the timeout each (kOperationTimeout).
 //   kDelay            every message to or from the client takes `extra` longer, for `duration`.
 //   kLaggingFollower  server `server` applies committed writes `extra` late, for `duration`.
+//                     Server 1, the leader of an ensemble, too: it commits (validates writes,
+//                     replicates, answers nothing sooner) as before, but applies to its own
+//                     copy late, so its clients read older data while a follower's clients may
+//                     already have been answered; a sync on the leader does not wait for that
+//                     copy (ZooKeeper 3.8, real/FINDINGS.md item 11). A standalone server
+//                     applies each write as it commits it: there the fault changes nothing.
 //   kServerRestart    server `server` goes down for `duration`, then restarts; its clients are
 //                     disconnected. While the leader (server 1) is down no session expires (the
 //                     timers restart with it); a follower's outage stops no timer.
@@ -369,6 +375,8 @@ class Observer {
   virtual ~Observer() = default;
   // Server `server` (1-based; 1 is the leader) applied the creation of `path` (owner: its
   // ephemeral owner, or invalid). Every server reports its own applies: a follower's come later.
+  // The leader's are reported as it commits them (its own copy may apply later: see
+  // kLaggingFollower).
   virtual void node_created(uint32_t server, zk::Zxid zxid, std::string_view path,
                             zk::SessionId owner) = 0;
   // Server `server` applied the deletion of `path` (a delete, or a session's expiry or close).
@@ -435,7 +443,9 @@ class World {
   bool run_until_idle(Time limit);
   uint64_t events_executed() const;
 
-  // Inspection of the leader's data tree, without the network.
+  // Inspection of the committed state, without the network: every write the leader has
+  // committed (in an ensemble the leader's own copy, what its clients read, may lag behind it;
+  // node_on(1, ...) shows that copy).
   std::optional<NodeView> node(std::string_view path) const;
   bool session_alive(zk::SessionId id) const;  // does the server still hold this session?
   // Sets the next sequence number a parent will hand out (to test the signed wrap).

@@ -57,6 +57,7 @@ class World::Impl final : public EventFilter {
   Client& add_client(ClientOptions options);
   ClientImpl& client(uint32_t index) { return *clients_[index - 1]; }
   uint32_t client_count() const { return static_cast<uint32_t>(clients_.size()); }
+  // Server `server`'s copy (1-based); 0: the committed state (committed()).
   std::optional<NodeView> node_on(uint32_t server, std::string_view path) const;
   std::vector<WatchView> server_watches(zk::SessionId session) const;
   void set_sequence_counter(std::string_view parent, int32_t next);
@@ -121,6 +122,15 @@ class World::Impl final : public EventFilter {
   // ---- server.cc ----
   Server& server(uint32_t id) { return *servers_[id - 1]; }
   Server& leader() { return *servers_[0]; }
+  // The committed state: what the leader validates a write against (ZooKeeper's
+  // PrepRequestProcessor checks its outstanding changes over its tree) and what an outside
+  // session, the session tracker and the container manager's deletes act on. A standalone
+  // server applies each write as it commits it, so it is the leader's tree. In an ensemble it is
+  // a tree of its own, applied at every commit, because the leader's own copy, the one its
+  // clients read, may apply later (kLaggingFollower on server 1: ZooKeeper's leader sends
+  // COMMIT to the followers before its own CommitProcessor applies the write).
+  DataTree& committed() { return committed_ ? *committed_ : leader().tree; }
+  const DataTree& committed() const { return committed_ ? *committed_ : servers_[0]->tree; }
   bool serving(const Server& s) const;
   // Sessions are tracked by the leader (ZooKeeper's SessionTracker runs there): while it is
   // down no session expires, and its restart restarts every unheard session's timer. A
@@ -181,9 +191,18 @@ class World::Impl final : public EventFilter {
   void set_watches(Server& s, Connection& c, const UpMsg& m);
   void forward(Connection& c, ServerEntry& e);
   void forward_mutation(Connection& c, ServerEntry& e, Txn* txn);
+  // Applies `txn` to the committed state (ensembles) and reports it to the observer as the
+  // leader's (server 1's) creation or deletion.
+  void apply_committed(const Txn& txn);
+  // Tells the observer what applying `txn` on server `server_id` created and deleted (triggers_).
+  void report_applied(uint32_t server_id, const Txn& txn);
   void apply_at(Server& s, const Txn& txn);
-  void apply_follower(uint32_t server_id, zk::Zxid upto);
-  void schedule_follower_applies(zk::Zxid zxid);
+  // Server `server_id` applies the log up to `upto` (a kApply event; the leader's too).
+  void apply_logged(uint32_t server_id, zk::Zxid upto);
+  // The leader applies the commit it just made (the log's last) now, or later while it lags or
+  // has earlier applies still scheduled; then every follower's apply is scheduled. `reapable`:
+  // it created a container or TTL node (the leader's ContainerManager has work).
+  void schedule_applies(zk::Zxid zxid, bool reapable);
   void trim_log();
   void fire(Server& s, const Trigger& t, zk::Zxid zxid);
   void notify(Server& s, uint64_t session, std::string_view path, zk::EventType type,
@@ -225,7 +244,8 @@ class World::Impl final : public EventFilter {
   }
   IdIndex<SessionRec> session_index_;  // every session of sessions_
   zk::Zxid zxid_;
-  std::deque<Txn> txlog_;  // committed, not yet applied by every follower (ensembles only)
+  std::deque<Txn> txlog_;  // committed, not yet applied by every server (ensembles only)
+  std::unique_ptr<DataTree> committed_;             // ensembles only: see committed()
   std::vector<std::unique_ptr<Connection>> conns_;  // by id, in id order; closed ones null
   std::vector<uint64_t> graveyard_;
   std::vector<std::unique_ptr<ClientImpl>> clients_;

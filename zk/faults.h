@@ -126,8 +126,9 @@ inline constexpr FaultDescriptor kFaultDescriptors[] = {
     {FaultKind::kDelay, "delay", "every message to or from the client takes longer, for a while",
      kSimulator, kParamClient | kParamDuration | kParamExtra, true},
     {FaultKind::kLaggingFollower, "lagging-follower",
-     "a server applies committed writes late, for a while", kSimulator,
-     kParamServer | kParamDuration | kParamExtra, true},
+     "a server applies committed writes late, for a while; the leader of an ensemble too: its "
+     "clients read older data, and a sync there waits for nothing",
+     kSimulator, kParamServer | kParamDuration | kParamExtra, true},
     {FaultKind::kServerRestart, "server-restart",
      "a server goes down for a while, then restarts; its clients are disconnected; no session "
      "expires while the leader (or the standalone server) is down, a follower's outage stops "

@@ -428,13 +428,7 @@ TEST(AmbiguousCreate, LostCreateReplyReCheckedOnALaggingServerIsAdoptedNotOrphan
   s.acquire_and_settle(b);
   s.acquire(a, milliseconds(40));
   s.run_for(milliseconds(10));
-  sim::Fault lag;
-  lag.kind = FaultKind::kLaggingFollower;
-  lag.at = s.now();
-  lag.server = 2;
-  lag.duration = zk::seconds(1);
-  lag.extra = milliseconds(50);
-  s.world.inject(lag);
+  s.world.inject(lagging_server(2, s.now(), zk::seconds(1), milliseconds(50)));
   s.inject(FaultKind::kLoseNextReply, 1);
   s.release_and_settle(b);
   EXPECT_EQ(a.client->server(), 2u) << "the script must send a's reconnect to the lagging server";

@@ -137,6 +137,39 @@ class ReconnectToSecond final : public sim::Strategy {
   uint32_t server_choices_ = 0;
 };
 
+// kLaggingFollower: server `server` applies committed writes `extra` late for `duration`.
+inline sim::Fault lagging_server(uint32_t server, zk::Time at, zk::Duration duration,
+                                 zk::Duration extra) {
+  sim::Fault f;
+  f.kind = sim::FaultKind::kLaggingFollower;
+  f.at = at;
+  f.server = server;
+  f.duration = duration;
+  f.extra = extra;
+  return f;
+}
+
+// Random, except the choices of a server to connect to: the i-th such choice takes the
+// picks[i]-th eligible server (index 0 is the lowest id eligible, the leader when it is), and
+// every one after the last pick takes the first.
+class ServerPicks final : public sim::Strategy {
+ public:
+  ServerPicks(uint64_t seed, std::vector<uint32_t> picks)
+      : inner_(sim::make_random_strategy(seed)), picks_(std::move(picks)) {}
+  uint32_t choose(sim::ChoiceKind kind, uint32_t n) override {
+    if (kind != sim::ChoiceKind::kServer) return inner_->choose(kind, n);
+    const uint32_t pick = next_ < picks_.size() ? picks_[next_] : 0;
+    ++next_;
+    return pick < n ? pick : 0;
+  }
+  std::string name() const override { return "server-picks"; }
+
+ private:
+  std::unique_ptr<sim::Strategy> inner_;
+  std::vector<uint32_t> picks_;
+  size_t next_ = 0;
+};
+
 // The herd figures of a scenario: notifications per delete of a node under `dir`.
 struct HerdFigures {
   uint32_t releases = 0;

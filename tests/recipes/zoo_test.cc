@@ -108,6 +108,7 @@ TEST(Zoo, EveryBrokenVariantHasAScenarioHere) {
                                               "broken/sort-signed",
                                               "broken/stale-monitor-announces",
                                               "broken/steals-after-patience",
+                                              "broken/sync-as-barrier",
                                               "broken/throws-on-connection-loss",
                                               "broken/timeout-leaves-node",
                                               "broken/ttl-lock-nodes",
@@ -363,13 +364,7 @@ std::unique_ptr<Scenario> lost_delete_reply_then_lagging_server(const char* name
   s->acquire(b);
   s->acquire(c);
   s->run_for(kSettle);
-  sim::Fault lag;
-  lag.kind = FaultKind::kLaggingFollower;
-  lag.at = s->now();
-  lag.server = 2;
-  lag.duration = zk::seconds(1);
-  lag.extra = milliseconds(50);
-  s->world.inject(lag);
+  s->world.inject(lagging_server(2, s->now(), zk::seconds(1), milliseconds(50)));
   s->inject(FaultKind::kLoseNextReply, 1);
   s->run_for(zk::microseconds(10));  // the faults are events: let them land before the release
   s->release(a);
@@ -390,6 +385,40 @@ TEST(Zoo, NoSyncRecheckDeletesTheNextHoldersNode) {
     EXPECT_EQ(s->max_holders, broken ? 2 : 1);
     EXPECT_EQ(s->parties[0]->released.error, Error::kOk);
     EXPECT_EQ(s->grant_order.size(), broken ? 3u : 2u);
+  }
+}
+
+TEST(Zoo, SyncAsBarrierMissesItsNodeOnALaggingLeaderAndWaitsBehindIt) {
+  // broken/sync-as-barrier: a's create on a follower is applied but its reply is lost; a
+  // reconnects to the leader, which applies 50 ms late. A sync there waits for nothing, the list
+  // misses a's node, a creates a second one and waits behind its own orphan after b releases.
+  // fair-mutex's barrier is a write (a create of the directory: kNodeExists), answered only
+  // once the leader has applied what came before it: a finds its node and acquires.
+  for (const char* name : {"broken/sync-as-barrier", "fair-mutex"}) {
+    SCOPED_TRACE(name);
+    const bool broken = std::string(name) == "broken/sync-as-barrier";
+    sim::WorldOptions o;
+    o.servers = 3;
+    // a connects to a follower, b to the leader, and so does a's reconnect.
+    Scenario s(o, std::make_unique<ServerPicks>(o.seed, std::vector<uint32_t>{1, 0, 0}));
+    Party& a = s.join(name);
+    Party& b = s.join(name);
+    s.acquire_and_settle(b);
+    ASSERT_TRUE(b.holds());
+    ASSERT_EQ(a.client->server(), 2u);
+    ASSERT_EQ(b.client->server(), 1u);
+    s.world.inject(lagging_server(1, s.now(), zk::seconds(1), milliseconds(50)));
+    s.inject(FaultKind::kLoseNextReply, 1);
+    s.run_for(zk::microseconds(10));  // the faults are events: let them land first
+    s.acquire(a);
+    s.run_for(milliseconds(20));
+    EXPECT_EQ(a.client->server(), 1u) << "the script must send a's reconnect to the leader";
+    s.run_for(kSettle);
+    s.release(b);
+    s.run_for(zk::seconds(5));
+    EXPECT_EQ(a.acquired.done, !broken);
+    EXPECT_EQ(a.holds(), !broken);
+    EXPECT_EQ(nodes_of(s, a), broken ? 2 : 1) << "the orphan and the node queued behind it";
   }
 }
 
