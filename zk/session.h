@@ -83,7 +83,13 @@ class Session {
   virtual Future<Result<Stat>> set_data(std::string path, std::string data,
                                         Version version = kAnyVersion) = 0;
   virtual Future<Result<Children>> get_children(std::string path, Watch* watch = nullptr) = 0;
-  // Brings the connected server up to date with the leader as of when it handled the sync.
+  // Brings the connected server up to date with the leader as of when it handled the sync,
+  // when that server is a follower. ZooKeeper 3.8's leader answers a sync from one of its own
+  // clients at once, even while its own copy has not yet applied everything it committed, so a
+  // read after a sync may still miss a write another server has answered for (real/FINDINGS.md
+  // item 11). A barrier that holds on every server is a write: its reply comes once its server
+  // has applied everything committed before it, a failed write too (recipes/lock_base.h,
+  // read_barrier).
   virtual Future<Status> sync(std::string path) = 0;
 
   // Session state changes from now on (kConnecting, kConnected, kExpired, kClosed).
