@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -381,10 +382,16 @@ TEST_F(RealFaults, ASyncIsAReadBarrierOnAFollowerButNotOnTheLeaderWhereAFailedWr
   Count follower_reads;
   Count leader_after_write;
   // The writer's create of `path`: false when it was cut off (it may or may not exist; the
-  // next one is another node).
+  // next one is another node). Each created node's czxid names the leader's epoch (its high 32
+  // bits): a new one means an election, after which the roles are not the ones measured.
+  std::set<int64_t> epochs;
   auto created = [&](const std::string& path) {
-    const Error e = get(loop_, writer, writer.create(path, "", CreateMode::kEphemeral)).error;
-    if (e == Error::kOk) return true;
+    const auto c = get(loop_, writer, writer.create(path, "", CreateMode::kEphemeral));
+    const Error e = c.error;
+    if (e == Error::kOk) {
+      epochs.insert(c.value.stat.czxid.value >> 32);
+      return true;
+    }
     EXPECT_TRUE(e == Error::kConnectionLoss || e == Error::kOperationTimeout) << zk::error_name(e);
     EXPECT_TRUE(all_connected(writer));
     return false;
@@ -402,6 +409,8 @@ TEST_F(RealFaults, ASyncIsAReadBarrierOnAFollowerButNotOnTheLeaderWhereAFailedWr
     const std::string second = path + "-b";
     if (created(second)) sample(on_leader, second, &leader_after_write, true);
   }
+  (void)created("/end");
+  const bool one_leader = epochs.size() == 1 && cluster_->leader() == leader;
   std::printf(
       "[measure] sync then exists of another session's new node, %d creates: on the "
       "leader %d stale of %d (%d cut off), on a follower %d stale of %d (%d cut off); "
@@ -410,8 +419,15 @@ TEST_F(RealFaults, ASyncIsAReadBarrierOnAFollowerButNotOnTheLeaderWhereAFailedWr
       follower_reads.stale, follower_reads.stale + follower_reads.fresh, follower_reads.cut_off,
       leader_after_write.stale, leader_after_write.stale + leader_after_write.fresh,
       leader_after_write.cut_off);
-  EXPECT_EQ(follower_reads.stale, 0) << "a follower answered a sync before applying a create "
-                                        "committed ahead of it";
+  if (one_leader) {
+    EXPECT_EQ(follower_reads.stale, 0) << "a follower answered a sync before applying a create "
+                                          "committed ahead of it";
+  } else {
+    // A loaded machine can make the servers elect again (every session is cut off then); the
+    // follower may have become the leader. The failed create is a barrier on any server.
+    std::printf("[observe] %zu epochs, leader %d then %d: the follower's count is not judged\n",
+                epochs.size(), leader, cluster_->leader());
+  }
   EXPECT_EQ(leader_after_write.stale, 0) << "the leader answered a failed create before "
                                             "applying a create committed ahead of it";
   EXPECT_GT(follower_reads.fresh, kWrites / 2);
