@@ -553,6 +553,30 @@ TEST_P(ConformanceTest, WritesOfAllSessionsShareOneZxidOrder) {
   run(a, zxid_order_body(&a, &b, fresh_root()));
 }
 
+Task<void> failed_writes_zxid_body(Session* s, std::string root) {
+  const std::string a = child_path(root, "a");
+  auto first = co_await s->create(a, "", CreateMode::kPersistent);
+  CO_ASSERT_OK(first);
+  EXPECT_EQ((co_await s->create(a, "", CreateMode::kPersistent)).error, Error::kNodeExists);
+  EXPECT_EQ((co_await s->set_data(a, "x", 7)).error, Error::kBadVersion);
+  EXPECT_EQ((co_await s->remove(child_path(root, "missing"))).error, Error::kNoNode);
+  auto second = co_await s->create(child_path(root, "b"), "", CreateMode::kPersistent);
+  CO_ASSERT_OK(second);
+  // At least: a session another test of this process left behind may expire meanwhile, and
+  // its end is a transaction too.
+  EXPECT_GE(second.value.stat.czxid.value - first.value.stat.czxid.value, 4)
+      << "each failed write takes a zxid";
+}
+
+TEST_P(ConformanceTest, EveryFailedWriteTakesAZxid) {
+  // ZooKeeper commits a write that fails at the leader as an error transaction, in order, with
+  // a zxid of its own: three failed writes between two creates put the second create's czxid 4
+  // or more past the first's (real/FINDINGS.md item 11; a write's reply, failed or not, comes
+  // once its server has applied it, which makes it a read barrier where a sync is not).
+  Session& s = open();
+  run(s, failed_writes_zxid_body(&s, fresh_root()));
+}
+
 // ---- read-your-writes and sync ----
 
 Task<void> own_writes_body(Session* s, std::string root) {
@@ -596,13 +620,17 @@ Task<void> sync_body(Session* a, Session* b, std::string root) {
   CO_ASSERT_OK(co_await a->sync(n));
   CO_ASSERT_OK(co_await a->sync(root));
   CO_ASSERT_OK(co_await a->sync(child_path(root, "missing")));  // sync does not need the node
+  // The barrier: a failed create (a sync is none on the leader, real/FINDINGS.md item 11).
+  EXPECT_EQ((co_await a->create(root, "", CreateMode::kPersistent)).error, Error::kNodeExists);
   auto r = co_await a->get_data(n);
   CO_ASSERT_OK(r);
   EXPECT_EQ(r.value.data, "fresh");
 }
 
-TEST_P(ConformanceTest, SyncSucceedsAndAfterItReadsSeeEarlierWrites) {
-  // Session b writes, session a syncs (kOk, also on a missing path) and then reads b's write.
+TEST_P(ConformanceTest, SyncSucceedsAndAFailedWriteMakesEarlierWritesVisible) {
+  // Session b writes; session a syncs (kOk, also on a missing path), then sends a create that
+  // fails, and reads b's write. On a follower the sync alone would do; on the leader only the
+  // failed write does: its reply comes once the leader has applied everything before it.
   Session& a = open();
   Session& b = open();
   run(a, sync_body(&a, &b, fresh_root()));

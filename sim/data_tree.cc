@@ -302,6 +302,7 @@ void DataTree::apply(const Txn& txn, std::vector<Trigger>* triggers) {
       return;
     }
     case TxnType::kSetData: apply_set(txn, triggers); return;
+    case TxnType::kError: return;
     case TxnType::kKillSession:
       for (const std::string& p : txn.paths) {
         const HashedPath path(p);

@@ -62,13 +62,15 @@ struct Node {
   size_t child_count() const { return log ? log->size() : 0; }
 };
 
-enum class TxnType : uint8_t { kCreate, kDelete, kSetData, kKillSession };
+// kError: a write that failed at the leader (ZooKeeper's ErrorTxn). It is committed and
+// applied like any other, taking a zxid, and changes nothing.
+enum class TxnType : uint8_t { kCreate, kDelete, kSetData, kKillSession, kError };
 
 struct Txn {
   TxnType type = TxnType::kCreate;
   zk::Zxid zxid;
   zk::Time time;
-  std::string path;                // the final path (create, delete, set)
+  std::string path;                // the final path (create, delete, set); error: the request's
   std::string data;                // create, set
   zk::SessionId session;           // create: ephemeral owner; kill: the dying session
   std::vector<std::string> paths;  // kill: the session's ephemerals, sorted

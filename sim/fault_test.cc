@@ -428,6 +428,30 @@ TEST(FaultTest, LaggingLeaderServesOlderReadsAndItsSyncIsNoBarrier) {
   EXPECT_TRUE(await_result(w, writer, writer.exists("/y"))->ok());
 }
 
+// A write that fails at the leader is committed as a transaction of its own (ZooKeeper's
+// ErrorTxn): it takes exactly one zxid, changes nothing, and its reply comes once the session's
+// server has applied it, so on a lagging follower it waits out the lag like a create does.
+TEST(FaultTest, AFailedWriteTakesOneZxidAndIsAnsweredOnceItsServerAppliedIt) {
+  World w(ensemble());
+  Client& c = client_on(w, 2);
+  ASSERT_TRUE(wait_connected(w, c));
+  auto a = await_result(w, c, c.create("/a", "", CreateMode::kPersistent));
+  ASSERT_TRUE(a->ok());
+  EXPECT_EQ(w.last_zxid().value, a->value.stat.czxid.value);
+  w.inject(lagging(2, w.now(), zk::seconds(10), zk::seconds(1)));
+  w.run_for(zk::microseconds(1));
+  const Time t0 = w.now();
+  EXPECT_EQ(await_result(w, c, c.create("/a", "", CreateMode::kPersistent))->error,
+            Error::kNodeExists);
+  EXPECT_GE(w.now() - t0, zk::seconds(1)) << "answered after server 2 applied it";
+  EXPECT_EQ(w.last_zxid().value, a->value.stat.czxid.value + 1);
+  EXPECT_EQ(await_result(w, c, c.remove("/missing"))->error, Error::kNoNode);
+  auto b = await_result(w, c, c.create("/b", "", CreateMode::kPersistent));
+  ASSERT_TRUE(b->ok());
+  EXPECT_EQ(b->value.stat.czxid.value, a->value.stat.czxid.value + 3);
+  EXPECT_EQ(w.node("/a")->stat.version, 0) << "a failed write changes nothing";
+}
+
 // On a standalone server the lag of server 1 changes nothing: it applies each write as it
 // commits it, so a sync and a read after another client's write see it at once.
 TEST(FaultTest, LagOnAStandaloneServerChangesNothing) {

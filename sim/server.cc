@@ -26,6 +26,7 @@ const char* txn_name(TxnType t) {
     case TxnType::kDelete: return "delete";
     case TxnType::kSetData: return "set_data";
     case TxnType::kKillSession: return "kill-session";
+    case TxnType::kError: return "error";
   }
   return "?";
 }
@@ -217,6 +218,9 @@ void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
   DownMsg& rep = *e.reply;
   rep.err = err;
   if (err != Error::kOk) {
+    // Answered once the session's server has applied the failed write's own transaction, like
+    // any write's reply.
+    e.target = commit_failed(e.req.path);
     rep.path = std::move(e.req.path);
     return;
   }
@@ -234,7 +238,7 @@ zk::Zxid World::Impl::commit(Txn txn) {
   zxid_.value++;
   txn.zxid = zxid_;
   txn.time = now();
-  if (txn.type != TxnType::kKillSession) hash_paths(&txn);
+  if (txn.type != TxnType::kKillSession && txn.type != TxnType::kError) hash_paths(&txn);
   if (txn.type == TxnType::kDelete || (txn.type == TxnType::kKillSession && !txn.paths.empty())) {
     herd_.push_back(
         HerdRecord{zxid_, txn.type == TxnType::kDelete ? txn.path : txn.paths[0], 0, 0});
@@ -250,6 +254,13 @@ zk::Zxid World::Impl::commit(Txn txn) {
   txlog_.push_back(std::move(txn));
   schedule_applies(zxid_, reapable);
   return zxid_;
+}
+
+zk::Zxid World::Impl::commit_failed(const std::string& path) {
+  Txn txn;
+  txn.type = TxnType::kError;
+  txn.path = path;
+  return commit(std::move(txn));
 }
 
 void World::Impl::apply_committed(const Txn& txn) {
@@ -604,7 +615,7 @@ void World::Impl::foreign_create(const std::string& path) {
       committed().prepare_create(path, "", zk::CreateMode::kPersistent, zk::SessionId{}, &txn);
   log(0, "foreign-create", static_cast<uint64_t>(err), 0, path,
       [&] { return path + " " + zk::error_name(err); });
-  if (err == Error::kOk) commit(std::move(txn));
+  commit_outcome(err, std::move(txn), path);
 }
 
 void World::Impl::foreign_set(const std::string& path, const std::string& data) {
@@ -616,7 +627,7 @@ void World::Impl::foreign_set(const std::string& path, const std::string& data) 
   }
   log(0, "foreign-set", static_cast<uint64_t>(err), 0, path,
       [&] { return path + " = " + data + " " + zk::error_name(err); });
-  if (err == Error::kOk) commit(std::move(txn));
+  commit_outcome(err, std::move(txn), path);
 }
 
 namespace {
@@ -646,7 +657,7 @@ Error World::Impl::foreign_delete(const std::string& path) {
                                        : committed().prepare_delete(path, zk::kAnyVersion, &txn);
   log(0, "foreign-delete", static_cast<uint64_t>(err), 0, path,
       [&] { return path + " " + zk::error_name(err); });
-  if (err == Error::kOk) commit(std::move(txn));
+  if (err != Error::kConnectionLoss) commit_outcome(err, std::move(txn), path);
   return err;
 }
 
@@ -717,7 +728,7 @@ void World::Impl::reap() {
       const Error err = committed().prepare_delete(path, zk::kAnyVersion, &txn);
       log(0, "reap", static_cast<uint64_t>(err), 0, path,
           [&] { return path + " " + zk::error_name(err); });
-      if (err == Error::kOk) commit(std::move(txn));
+      commit_outcome(err, std::move(txn), path);
     }
   }
   schedule_reap();

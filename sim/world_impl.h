@@ -156,6 +156,14 @@ class World::Impl final : public EventFilter {
   void check_session(uint64_t id, const SessionRec& rec);
   void expire(zk::SessionId id, std::string_view why);
   zk::Zxid commit(Txn txn);
+  // A write that failed at the leader with an error other than connection loss is committed as
+  // a kError transaction (ZooKeeper's ErrorTxn takes a zxid: measured, real/FINDINGS.md item 11):
+  // its zxid.
+  zk::Zxid commit_failed(const std::string& path);
+  // commit(txn) when `err` is kOk, else commit_failed(path).
+  zk::Zxid commit_outcome(zk::Error err, Txn txn, const std::string& path) {
+    return err == zk::Error::kOk ? commit(std::move(txn)) : commit_failed(path);
+  }
   void server_restart_begin(uint32_t server_id);
   void server_restart_end(uint32_t server_id);
   void foreign_create(const std::string& path);

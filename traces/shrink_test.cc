@@ -225,33 +225,9 @@ TEST(Shrink, TheSavedTraceHeadlinesThePropertyCheckPrinted) {
   }
 }
 
-// Broken variants whose catch the shrinker cannot yet bring to 40 history events, each with the
-// most it may keep and why. The test fails when one gets under 40 too (remove it from here).
-struct OverTarget {
-  const char* recipe;
-  uint64_t history_max;
-  const char* why;
-};
-constexpr OverTarget kOverTarget[] = {
-    {"broken/no-sync-recheck", 87,
-     "a lost delete reply, a lagging follower serving the re-check and the next holder's create "
-     "must line up within a few milliseconds across 4 clients and 3 servers, in the third round "
-     "of two of them; dropping a client (even keeping the others' random streams) or the rounds "
-     "before moves every later time and schedule choice, and no smaller scenario the shrinker "
-     "tries lines them up again (per-client rounds take it from 107 to 87)"},
-};
-
-const OverTarget* over_target(const std::string& recipe) {
-  for (const OverTarget& o : kOverTarget) {
-    if (recipe == o.recipe) return &o;
-  }
-  return nullptr;
-}
-
 // The shrink report's target (DESIGN §6): for every broken variant, the seed `lockstep check`
 // catches it at first, shrunk as check saves it, still violates the variant's property, in at
-// most 40 history events (or, for the variants of kOverTarget, at most their figure, and not under
-// 40 unnoticed), and replays exactly. (bench/shrink_report prints the figures.)
+// most 40 history events, and replays exactly. (bench/shrink_report prints the figures.)
 TEST(Shrink, EveryBrokenVariantShrinksToAtMost40HistoryEvents) {
   size_t variants = 0;
   for (const recipes::RecipeInfo& r : recipes::registry()) {
@@ -262,17 +238,13 @@ TEST(Shrink, EveryBrokenVariantShrinksToAtMost40HistoryEvents) {
     ASSERT_TRUE(v.has_value()) << "not caught in seeds 1..2000";
     const Trace& t = v->shrunk.trace;
     EXPECT_TRUE(v->still_violated) << verdict_summary(t);
-    const OverTarget* over = over_target(r.name);
-    EXPECT_LE(t.history.size(), over != nullptr ? over->history_max : 40u)
+    EXPECT_LE(t.history.size(), 40u)
         << "seed " << v->seed << ", shrunk to " << properties::describe(t.scenario);
-    if (over != nullptr) {
-      EXPECT_GT(t.history.size(), 40u) << "now within the target: remove it from kOverTarget";
-    }
     EXPECT_LE(t.history.size(), v->as_run.history);
     const ReplayResult replay = replay_trace(t, r);
     EXPECT_FALSE(replay.divergence.has_value()) << replay.divergence->where;
   }
-  EXPECT_GE(variants, 27u);
+  EXPECT_GE(variants, 28u);
 }
 
 }  // namespace
