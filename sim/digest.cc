@@ -4,7 +4,9 @@
 //
 // What is in it: virtual time; every server's tree (each node's path, data, stat, sequence
 // counter), its applied zxid, whether it is up and its watch tables; the leader's sessions and
-// the transactions not yet applied everywhere; every open connection with the messages in flight
+// the transactions not yet applied everywhere (by type and zxid; an ensemble's committed state,
+// World::Impl::committed(), is the leader's tree with those past its applied zxid, and is not
+// hashed itself); every open connection with the messages in flight
 // both ways and the requests a server has not answered; each client library's state; and the
 // events still due (timers, deliveries, expiries, faults), by their time from now. What is left
 // out: the coroutines' own frames (a recipe's local variables; explore adds what a recipe shows
