@@ -1038,10 +1038,13 @@ Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_r
   for (const ServerView::NodeChange& n : v.nodes) changes.push_back(n.position);
   sort_unless_sorted(&changes);
   // So are the faults that hit a client (a cancellation starts its cleanup): each client's, by
-  // history index; indexed by client. Its session events are stimuli as its library delivered
-  // them (activity), not as the history has them: the workload's session listener records them
-  // there, late when that task is held (a `stall` of session-watch) while the recipe's watch
-  // heard of the disconnection at once (exclusive, seed 9776769).
+  // history index; indexed by client. A fault counts for a request after it in the history, and
+  // for one at the same instant or later (the history records a fault after everything at its
+  // instant has run, the requests it caused then included: the cancellation that sent an
+  // example recipe's cleanup check again, seed 26292). Its session events are stimuli as its
+  // library delivered them (activity), not as the history has them: the workload's session listener
+  // records them there, late when that task is held (a `stall` of session-watch) while the recipe's
+  // watch heard of the disconnection at once (exclusive, seed 9776769).
   std::vector<std::vector<uint64_t>> hits;
   for (const Event& e : h.events()) {
     if (e.op != Op::kFault) continue;
@@ -1084,7 +1087,10 @@ Verdict check_bounded_load(const History& h, const ServerView& v, uint32_t max_r
       const auto changed_upto = std::upper_bound(changed, changes_end, act->position);
       seen += static_cast<size_t>(changed_upto - changed);
       changed = changed_upto;
-      for (; hit != hits_end && *hit + 1 <= act->position; ++hit) ++seen;
+      for (; hit != hits_end && (*hit + 1 <= act->position || (act->at && h[*hit].at <= *act->at));
+           ++hit) {
+        ++seen;
+      }
       for (; other != last && (*other)->position <= act->position; ++other) {
         seen += (*other)->kind != Activity::Kind::kRequest ? 1 : 0;
       }

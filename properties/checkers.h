@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,6 +100,10 @@ struct ServerView {
     uint32_t client = 0;
     Kind kind = Kind::kRequest;
     std::string request;  // kRequest: its operation and path ("get_children /l")
+    // When it happened (the simulator's recorder sets it): a fault is recorded in the history
+    // after everything at its instant has run, so what a fault caused at that instant comes
+    // before it in history order, and only the time tells.
+    std::optional<zk::Time> at;
   };
   // A watch a server still held for a client at the end of the run (after the settle), for
   // each client whose session was alive then.

@@ -426,8 +426,8 @@ TEST(Liveness, WaitForGraphEndsAtLostWakeupsAndOrphans) {
       << v.message;
 
   // c3 was notified and sent nothing after it: it never acted on the notification.
-  server.activity.push_back({5, 3, ServerView::Activity::Kind::kRequest, "exists /l/x"});
-  server.activity.push_back({7, 3, ServerView::Activity::Kind::kNotification, {}});
+  server.activity.push_back({5, 3, ServerView::Activity::Kind::kRequest, "exists /l/x", {}});
+  server.activity.push_back({7, 3, ServerView::Activity::Kind::kNotification, {}, {}});
   v = check_liveness(b.h, {zk::Time{}, zk::seconds(1)}, tree, &server);
   ASSERT_FALSE(v.ok);
   EXPECT_NE(v.message.find("ends at c3: a watch notification reached it (after history event #7) "
@@ -826,13 +826,13 @@ class View {
   }
   void request(uint32_t client, std::string what) {
     v.activity.push_back(
-        {b_.h.size(), client, ServerView::Activity::Kind::kRequest, std::move(what)});
+        {b_.h.size(), client, ServerView::Activity::Kind::kRequest, std::move(what), {}});
   }
   void notified(uint32_t client) {
-    v.activity.push_back({b_.h.size(), client, ServerView::Activity::Kind::kNotification, {}});
+    v.activity.push_back({b_.h.size(), client, ServerView::Activity::Kind::kNotification, {}, {}});
   }
   void session_event(uint32_t client) {
-    v.activity.push_back({b_.h.size(), client, ServerView::Activity::Kind::kSessionEvent, {}});
+    v.activity.push_back({b_.h.size(), client, ServerView::Activity::Kind::kSessionEvent, {}, {}});
   }
 
   ServerView v;
@@ -1163,6 +1163,24 @@ TEST(BoundedLoad, AFaultOnTheClientIsAStimulus) {
       v.request(2, "sync /l/lock");
     }
     EXPECT_TRUE(check_bounded_load(b.h, v.v).ok == faults);
+  }
+}
+
+// The history records a fault after everything at its instant has run, the requests it caused
+// then included: a request at the fault's instant (or later) counts it, one before does not.
+TEST(BoundedLoad, AFaultCountsForTheRequestsAtItsInstantRecordedBeforeIt) {
+  for (const bool same_instant : {true, false}) {
+    Builder b;
+    View v(b);
+    b.add(2, Type::kInvoke, Op::kAcquire);
+    v.request(2, "create /l");
+    v.request(2, "create /l");
+    v.request(2, "create /l");  // the third, caused by the cancellation recorded next
+    const zk::Time fault_at = b.make(2, Type::kInfo, Op::kFault).at;
+    v.v.activity.back().at = same_instant ? fault_at : fault_at - zk::microseconds(1);
+    b.info(2, Op::kFault, "cancel c2 client");
+    const Verdict verdict = check_bounded_load(b.h, v.v);
+    EXPECT_EQ(verdict.ok, same_instant) << verdict.message;
   }
 }
 

@@ -131,7 +131,7 @@ class ViewRecorder final : public sim::Observer {
  private:
   void add(uint32_t client, ServerView::Activity::Kind kind, std::string request) {
     out_->activity.push_back(
-        ServerView::Activity{history_->size(), client, kind, std::move(request)});
+        ServerView::Activity{history_->size(), client, kind, std::move(request), world_->now()});
   }
   bool under_lock(std::string_view path) const {
     return path.size() > prefix_.size() && path.compare(0, prefix_.size(), prefix_) == 0;

@@ -8,8 +8,18 @@ using zk::Error;
 zk::Task<zk::Result<Held>> MyExclusiveLock::abandon(std::string path, Error why) {
   // The session's requests are FIFO, so this check runs after the server handled the create.
   // The session id is read only now: a session opened just before the create had no id yet.
-  zk::Result<zk::Stat> mine = co_await check_own(path, zk::kNever);
-  if (mine.ok()) (void)co_await remove_own(path, session().id());
+  // The check is asked again until it answers: a check cut off by a lost connection says
+  // nothing, and giving up then would leave our node behind for the session's life.
+  for (int i = 0; i < lockstep::recipes::kMaxRetries; ++i) {
+    zk::Result<zk::Stat> mine = co_await check_own(path, zk::kNever);
+    if (mine.ok()) {
+      (void)co_await remove_own(path, session().id());
+      break;
+    }
+    if (mine.error == Error::kNoNode || !zk::is_ambiguous(mine.error)) break;
+    zk::Status w = co_await wait_connected(zk::kNever);
+    if (zk::is_session_fatal(w.error)) break;  // the node went with the session
+  }
   co_return zk::Result<Held>::failure(why);
 }
 
@@ -42,6 +52,14 @@ zk::Task<zk::Result<Held>> MyExclusiveLock::attempt(zk::Time deadline) {
                                    : co_await check_own(path, deadline);
     if (own.ok()) {
       co_return zk::Result<Held>{Error::kOk, Held{path, own.value.czxid, session().id()}};
+    }
+    if (own.error != Error::kNoNode) {
+      // Unanswered: the node may still be ours.
+      if (zk::is_session_fatal(own.error)) co_return zk::Result<Held>::failure(own.error);
+      if (own.error == Error::kOperationTimeout || own.error == Error::kCancelled) {
+        co_return co_await abandon(path, own.error);
+      }
+      continue;  // a lost connection: create again (kNodeExists if it is there) and ask again
     }
     // Someone else holds it: watch it and race again when it goes.
     zk::Watch watch;
