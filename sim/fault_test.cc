@@ -14,6 +14,7 @@ namespace {
 
 using testing::await_result;
 using testing::await_watch;
+using testing::lagging;
 using testing::quiet;
 using testing::run_until;
 using testing::wait_connected;
@@ -41,17 +42,6 @@ Client& client_on(World& w, uint32_t server) {
   ClientOptions o;
   o.server = server;
   return w.add_client(o);
-}
-
-// kLaggingFollower: server `server` applies committed writes `extra` late for `duration`.
-Fault lagging(uint32_t server, Time at, Duration duration, Duration extra) {
-  Fault f;
-  f.kind = FaultKind::kLaggingFollower;
-  f.at = at;
-  f.server = server;
-  f.duration = duration;
-  f.extra = extra;
-  return f;
 }
 
 Client& ephemeral_holder(World& w, const char* path) {

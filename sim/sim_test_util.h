@@ -108,4 +108,15 @@ inline bool wait_connected(World& w, Client& c, Duration limit = zk::seconds(10)
       w, [&c] { return c.state() == zk::SessionState::kConnected; }, limit);
 }
 
+// kLaggingFollower: server `server` applies committed writes `extra` late for `duration`.
+inline Fault lagging(uint32_t server, Time at, Duration duration, Duration extra) {
+  Fault f;
+  f.kind = FaultKind::kLaggingFollower;
+  f.at = at;
+  f.server = server;
+  f.duration = duration;
+  f.extra = extra;
+  return f;
+}
+
 }  // namespace lockstep::sim::testing

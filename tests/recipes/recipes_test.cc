@@ -422,13 +422,13 @@ TEST(AmbiguousCreate, LostCreateReplyReCheckedOnALaggingServerIsAdoptedNotOrphan
   // and adopts it.
   sim::WorldOptions o;
   o.servers = 3;
-  Scenario s(o, std::make_unique<ReconnectToSecond>(o.seed, 2));
+  Scenario s(o, reconnect_to_second(o.seed, 2));
   Party& a = s.join("exclusive");
   Party& b = s.join("exclusive");
   s.acquire_and_settle(b);
   s.acquire(a, milliseconds(40));
   s.run_for(milliseconds(10));
-  s.world.inject(lagging_server(2, s.now(), zk::seconds(1), milliseconds(50)));
+  s.world.inject(lagging(2, s.now(), zk::seconds(1), milliseconds(50)));
   s.inject(FaultKind::kLoseNextReply, 1);
   s.release_and_settle(b);
   EXPECT_EQ(a.client->server(), 2u) << "the script must send a's reconnect to the lagging server";

@@ -19,6 +19,7 @@
 
 #include "recipes/lock_base.h"
 #include "recipes/registry.h"
+#include "sim/sim_test_util.h"
 #include "sim/world.h"
 
 namespace lockstep::recipes::testing {
@@ -116,49 +117,18 @@ class LoseInFlight final : public sim::Strategy {
   std::unique_ptr<sim::Strategy> inner_;
 };
 
-// A strategy that sends the first `first_connects` server choices to server 1 (the leader) and
-// every later one (the reconnects) to the second eligible server (server 2 when it is eligible:
-// a client reconnects only to a server at least as new as its last seen zxid), and is otherwise
-// seeded random. With server 2 lagging, a client that lost a reply on the leader reconnects to
-// a server that has not applied that write yet.
-class ReconnectToSecond final : public sim::Strategy {
- public:
-  ReconnectToSecond(uint64_t seed, uint32_t first_connects)
-      : inner_(sim::make_random_strategy(seed)), first_connects_(first_connects) {}
-  uint32_t choose(sim::ChoiceKind kind, uint32_t n) override {
-    if (kind != sim::ChoiceKind::kServer) return inner_->choose(kind, n);
-    return server_choices_++ < first_connects_ ? 0 : 1;
-  }
-  std::string name() const override { return "reconnect-to-second"; }
-
- private:
-  std::unique_ptr<sim::Strategy> inner_;
-  uint32_t first_connects_;
-  uint32_t server_choices_ = 0;
-};
-
-// kLaggingFollower: server `server` applies committed writes `extra` late for `duration`.
-inline sim::Fault lagging_server(uint32_t server, zk::Time at, zk::Duration duration,
-                                 zk::Duration extra) {
-  sim::Fault f;
-  f.kind = sim::FaultKind::kLaggingFollower;
-  f.at = at;
-  f.server = server;
-  f.duration = duration;
-  f.extra = extra;
-  return f;
-}
+using sim::testing::lagging;
 
 // Random, except the choices of a server to connect to: the i-th such choice takes the
 // picks[i]-th eligible server (index 0 is the lowest id eligible, the leader when it is), and
-// every one after the last pick takes the first.
+// every one after the last pick takes the `then`-th (the first when there are fewer).
 class ServerPicks final : public sim::Strategy {
  public:
-  ServerPicks(uint64_t seed, std::vector<uint32_t> picks)
-      : inner_(sim::make_random_strategy(seed)), picks_(std::move(picks)) {}
+  ServerPicks(uint64_t seed, std::vector<uint32_t> picks, uint32_t then = 0)
+      : inner_(sim::make_random_strategy(seed)), picks_(std::move(picks)), then_(then) {}
   uint32_t choose(sim::ChoiceKind kind, uint32_t n) override {
     if (kind != sim::ChoiceKind::kServer) return inner_->choose(kind, n);
-    const uint32_t pick = next_ < picks_.size() ? picks_[next_] : 0;
+    const uint32_t pick = next_ < picks_.size() ? picks_[next_] : then_;
     ++next_;
     return pick < n ? pick : 0;
   }
@@ -167,8 +137,17 @@ class ServerPicks final : public sim::Strategy {
  private:
   std::unique_ptr<sim::Strategy> inner_;
   std::vector<uint32_t> picks_;
+  uint32_t then_;
   size_t next_ = 0;
 };
+
+// The first `first_connects` server choices go to server 1 (the leader), every later one (the
+// reconnects) to the second eligible server (server 2 when it is eligible: a client reconnects
+// only to a server at least as new as its last seen zxid). With server 2 lagging, a client that
+// lost a reply on the leader reconnects to a server that has not applied that write yet.
+inline std::unique_ptr<ServerPicks> reconnect_to_second(uint64_t seed, uint32_t first_connects) {
+  return std::make_unique<ServerPicks>(seed, std::vector<uint32_t>(first_connects, 0), 1);
+}
 
 // The herd figures of a scenario: notifications per delete of a node under `dir`.
 struct HerdFigures {

@@ -353,10 +353,10 @@ TEST(Zoo, ReleaseForgetsNodeLeavesAnOrphanThatBlocksTheQueue) {
 // wait. Server 2 starts applying writes 50 ms late and a's release loses its delete's reply; a
 // reconnects to server 2, which still shows a's node although b has taken the lock meanwhile.
 // Returns the scenario after the release has settled.
-std::unique_ptr<Scenario> lost_delete_reply_then_lagging_server(const char* name) {
+std::unique_ptr<Scenario> lost_delete_reply_then_lagging(const char* name) {
   sim::WorldOptions o;
   o.servers = 3;
-  auto s = std::make_unique<Scenario>(o, std::make_unique<ReconnectToSecond>(o.seed, 3));
+  auto s = std::make_unique<Scenario>(o, reconnect_to_second(o.seed, 3));
   Party& a = s->join(name);
   Party& b = s->join(name);
   Party& c = s->join(name);
@@ -364,7 +364,7 @@ std::unique_ptr<Scenario> lost_delete_reply_then_lagging_server(const char* name
   s->acquire(b);
   s->acquire(c);
   s->run_for(kSettle);
-  s->world.inject(lagging_server(2, s->now(), zk::seconds(1), milliseconds(50)));
+  s->world.inject(lagging(2, s->now(), zk::seconds(1), milliseconds(50)));
   s->inject(FaultKind::kLoseNextReply, 1);
   s->run_for(zk::microseconds(10));  // the faults are events: let them land before the release
   s->release(a);
@@ -380,7 +380,7 @@ TEST(Zoo, NoSyncRecheckDeletesTheNextHoldersNode) {
   // exclusive lock syncs first, sees b's node and stops.
   for (const char* name : {"broken/no-sync-recheck", "exclusive"}) {
     SCOPED_TRACE(name);
-    std::unique_ptr<Scenario> s = lost_delete_reply_then_lagging_server(name);
+    std::unique_ptr<Scenario> s = lost_delete_reply_then_lagging(name);
     const bool broken = std::string(name) == "broken/no-sync-recheck";
     EXPECT_EQ(s->max_holders, broken ? 2 : 1);
     EXPECT_EQ(s->parties[0]->released.error, Error::kOk);
@@ -407,7 +407,7 @@ TEST(Zoo, SyncAsBarrierMissesItsNodeOnALaggingLeaderAndWaitsBehindIt) {
     ASSERT_TRUE(b.holds());
     ASSERT_EQ(a.client->server(), 2u);
     ASSERT_EQ(b.client->server(), 1u);
-    s.world.inject(lagging_server(1, s.now(), zk::seconds(1), milliseconds(50)));
+    s.world.inject(lagging(1, s.now(), zk::seconds(1), milliseconds(50)));
     s.inject(FaultKind::kLoseNextReply, 1);
     s.run_for(zk::microseconds(10));  // the faults are events: let them land first
     s.acquire(a);
