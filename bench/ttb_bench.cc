@@ -8,7 +8,8 @@
 //   check: pct-d3   the same scenarios, scheduled by PCT with depth 3 (explore/strategies.h);
 //   scope: random / pct-d3
 //                   one small fixed scope per variant (explore/search.h make_scope; its focus
-//                   faults at 0..9 ms after the workload's start, run i using offset i mod 10):
+//                   faults at 0..9 ms after the workload's start, run i using offset i mod 10;
+//                   a lag falls on a follower at even offsets, on the leader at odd ones):
 //                   only the schedule varies;
 //   scope: exhaustive
 //                   the same scopes, exhaustive with iterative preemption bounding (every
@@ -98,9 +99,13 @@ Scope variant_scope(const recipes::RecipeInfo& recipe, const properties::Claims&
   std::vector<sim::Fault> faults;
   const std::string at = "@" + std::to_string(offset_ms);
   for (sim::FaultKind k : claims.focus) {
-    // The middle waiter gives up; every other fault hits client 1 (the first holder).
-    const std::string spec =
+    // The middle waiter gives up; every other fault hits client 1 (the first holder). A lag
+    // falls on a follower at even offsets and on the leader at odd ones: a follower's shows a
+    // re-check that trusts a plain read (broken/no-sync-recheck), the leader's one that trusts
+    // a sync (broken/sync-as-barrier, real/FINDINGS.md item 11).
+    std::string spec =
         properties::fault_name(k) + at + (k == sim::FaultKind::kCancel ? ":c2" : ":c1");
+    if (k == sim::FaultKind::kLaggingFollower) spec += offset_ms % 2 == 0 ? ":s2" : ":s1";
     sim::Fault f;
     std::string error;
     if (parse_fault_spec(spec, probe.scenario, &f, &error)) faults.push_back(f);

@@ -424,8 +424,9 @@ int run_explore(const Command& self, const Args& args, const Io& io) {
 
 const Command kExploreCommand = {
     .name = "explore",
-    .summary = "Search one small scope's schedules systematically (exhaustive, PCT, random) for a "
-               "violation; the shortest counterexample is saved as a trace.",
+    .summary =
+        "Search one small scope's schedules systematically (exhaustive, PCT, random) for a "
+        "violation; the shortest counterexample is saved as a trace.",
     .positional = "",
     .flags =
         {
@@ -433,9 +434,11 @@ const Command kExploreCommand = {
             {"clients", "N", "clients, 1..8 (default 2)"},
             {"rounds", "N", "rounds per client, 1..20 (default 2)"},
             {"faults", "LIST",
-             "comma-separated KIND[@MS][:cN][=TASK], e.g. lost-reply@0:c1 or "
-             "stall@0:c1=lock-monitor@after-check; MS after the workload's start, default 0; "
-             "TASK the task a stall holds or a cancel hits (default none)"},
+             "comma-separated KIND[@MS][:cN][:sN][=TASK], e.g. lost-reply@0:c1, "
+             "lagging-follower@0:s1 or stall@0:c1=lock-monitor@after-check; MS after the "
+             "workload's start, default 0; sN the server of lagging-follower or server-restart "
+             "(s1 the leader; a lag runs the scope on 3 servers); TASK the task a stall holds "
+             "or a cancel hits (default none)"},
             {"bound", "K",
              "exhaustive: at most K non-default choices, 0..8 (default 2); with sleep sets or "
              "--order-free only data choices count and event order is explored completely"},

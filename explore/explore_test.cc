@@ -263,6 +263,60 @@ TEST(Exhaustive, FairMutexHasNoViolationInASmallScope) {
   EXPECT_GT(r.pruned, 0u);
 }
 
+// A fault spec names the server of a kind that hits one (:sN, s1 the leader), in either order
+// with the client; a bad or misplaced selector is refused with what to write instead.
+TEST(FaultSpec, NamesTheServerOfAKindThatHitsOne) {
+  const Scope probe = make_scope(recipe("fair-mutex"), 2, 1, {});
+  sim::Fault f;
+  std::string error;
+  ASSERT_TRUE(parse_fault_spec("lagging-follower", probe.scenario, &f, &error)) << error;
+  EXPECT_EQ(f.server, 2u);  // the kind's typical instance: a follower
+  ASSERT_TRUE(parse_fault_spec("lagging-follower@3:s1", probe.scenario, &f, &error)) << error;
+  EXPECT_EQ(f.kind, sim::FaultKind::kLaggingFollower);
+  EXPECT_EQ(f.server, 1u);
+  EXPECT_EQ(f.at, zk::Time{} + zk::milliseconds(3));
+  ASSERT_TRUE(parse_fault_spec("server-restart:s3:c2", probe.scenario, &f, &error)) << error;
+  EXPECT_EQ(f.server, 3u);
+  EXPECT_EQ(f.client, 2u);
+  ASSERT_TRUE(parse_fault_spec("lost-reply:c2", probe.scenario, &f, &error)) << error;
+  EXPECT_EQ(f.client, 2u);
+  for (const char* bad : {"lagging-follower:s0", "lagging-follower:s4", "lagging-follower:s",
+                          "lost-reply:s1", "lagging-follower:s1:s2", "lost-reply:c1:c2",
+                          "lost-reply:x1", "lost-reply:c3", "lost-reply:"}) {
+    error.clear();
+    EXPECT_FALSE(parse_fault_spec(bad, probe.scenario, &f, &error)) << bad;
+    EXPECT_NE(error.find(bad), std::string::npos) << bad << ": " << error;
+  }
+}
+
+// The leader's lag as a focused scope (real/FINDINGS.md item 11): a create applied on a follower
+// whose reply is lost, then a reconnect to the leader that has not applied it yet. Trusting a
+// sync as the read barrier deadlocks behind the node it did not find (liveness); the fair mutex,
+// whose barrier is a write, passes every schedule of the same scope with two preemptions. A lag
+// runs the scope on an ensemble even when it names the leader.
+TEST(Exhaustive, TheLeadersLagCatchesSyncAsBarrierAndTheFairMutexPasses) {
+  const Scope probe = make_scope(recipe("fair-mutex"), 1, 1, {});
+  std::vector<sim::Fault> faults(2);
+  std::string error;
+  ASSERT_TRUE(parse_fault_spec("lagging-follower@0:s1", probe.scenario, &faults[0], &error))
+      << error;
+  ASSERT_TRUE(parse_fault_spec("lost-reply@0:c1", probe.scenario, &faults[1], &error)) << error;
+  const Scope broken = make_scope(recipe("broken/sync-as-barrier"), 1, 1, faults);
+  EXPECT_EQ(broken.scenario.servers, kScopeServers);
+  ScopeProgram broken_program(broken);
+  ExhaustiveOptions o;
+  o.preemption_bound = 2;
+  const SearchResult caught = explore_exhaustive(broken_program, o);
+  ASSERT_TRUE(caught.shortest.has_value());
+  EXPECT_EQ(caught.shortest->verdict.property, properties::Property::kLiveness);
+  const Scope correct = make_scope(recipe("fair-mutex"), 1, 1, faults);
+  ScopeProgram correct_program(correct);
+  const SearchResult passed = explore_exhaustive(correct_program, o);
+  EXPECT_FALSE(passed.shortest.has_value()) << passed.shortest->verdict.message;
+  EXPECT_TRUE(passed.complete);
+  EXPECT_GT(passed.schedules, 1000u);
+}
+
 // The recipe-level state-hash reduction prunes branch points and still finds sort-by-name's
 // one-preemption counterexample.
 TEST(Exhaustive, StateHashReductionStillFindsSortByName) {

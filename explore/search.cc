@@ -136,8 +136,10 @@ Scope make_scope(const recipes::RecipeInfo& recipe, uint32_t clients, uint32_t r
     w.roles = {recipes::Role::kWrite, recipes::Role::kRead};
   }
   if (sc.claims.needs_wrap) s.sequence_start = INT32_MAX - 1;
+  // A fault on a server other than the first, or a lag (which on a standalone server changes
+  // nothing: its reply comes after its apply), runs the scope on an ensemble.
   for (const sim::Fault& f : faults) {
-    if (f.server > 1) s.servers = 3;
+    if (f.server > 1 || f.kind == FaultKind::kLaggingFollower) s.servers = kScopeServers;
   }
   s.faults = std::move(faults);
   std::stable_sort(s.faults.begin(), s.faults.end(),
@@ -150,17 +152,39 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
                       std::string* error) {
   std::string_view kind = spec;
   std::string_view at_text;
-  std::string_view client_text;
   std::string_view task_text;
   const size_t eq = kind.find('=');
   if (eq != std::string_view::npos) {
     task_text = kind.substr(eq + 1);
     kind = kind.substr(0, eq);
   }
+  // KIND[@MS] then any of :cN (the client) and :sN (the server), in either order.
+  std::string_view client_text;
+  std::string_view server_text;
+  bool has_client = false;
+  bool has_server = false;
   const size_t colon = kind.find(':');
   if (colon != std::string_view::npos) {
-    client_text = kind.substr(colon + 1);
+    std::string_view rest = kind.substr(colon + 1);
     kind = kind.substr(0, colon);
+    for (;;) {
+      const size_t next = rest.find(':');
+      const std::string_view part = rest.substr(0, next);
+      if (!part.empty() && part[0] == 's' && !has_server) {
+        has_server = true;
+        server_text = part.substr(1);
+      } else if (!part.empty() && part[0] == 'c' && !has_client) {
+        has_client = true;
+        client_text = part.substr(1);
+      } else {
+        *error = "bad selector '" + std::string(part) + "' in '" + std::string(spec) +
+                 "': want KIND[@MS][:cN][:sN][=TASK], each of :cN (client) and :sN (server) at "
+                 "most once";
+        return false;
+      }
+      if (next == std::string_view::npos) break;
+      rest = rest.substr(next + 1);
+    }
   }
   const size_t at = kind.find('@');
   if (at != std::string_view::npos) {
@@ -183,17 +207,29 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
     return false;
   }
   uint64_t client = 1;
-  if (colon != std::string_view::npos &&
-      (client_text.size() < 2 || client_text[0] != 'c' ||
-       !parse_number(client_text.substr(1), s.workload.clients, &client) || client == 0)) {
+  if (has_client && (!parse_number(client_text, s.workload.clients, &client) || client == 0)) {
     *error = "bad client in '" + std::string(spec) + "': want KIND:cN with N in 1.." +
              std::to_string(s.workload.clients);
     return false;
+  }
+  uint64_t server = 0;
+  if (has_server) {
+    if (!zk::takes(f.kind, zk::kParamServer)) {
+      *error = "'" + std::string(spec) + "': :sN names the server of a kind that hits one (" +
+               "lagging-follower, server-restart), e.g. lagging-follower@0:s1";
+      return false;
+    }
+    if (!parse_number(server_text, kScopeServers, &server) || server == 0) {
+      *error = "bad server in '" + std::string(spec) + "': want KIND:sN with N in 1.." +
+               std::to_string(kScopeServers) + " (s1 is the ensemble's leader)";
+      return false;
+    }
   }
   f.at = zk::Time{} + milliseconds(static_cast<int64_t>(ms));
   f.client = static_cast<uint32_t>(client);
   // One typical instance of the kind: the generator's parameters with nothing drawn.
   properties::fault_parameters(nullptr, properties::Backend::kSimulator, s, 0, {}, &f);
+  if (has_server) f.server = static_cast<uint32_t>(server);
   if (eq != std::string_view::npos) {
     if (!zk::takes(f.kind, zk::kParamTask) || task_text.empty()) {
       *error = "'" + std::string(spec) + "': =TASK names the task of a kind that takes one (" +

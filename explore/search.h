@@ -86,15 +86,21 @@ struct Scope {
 // broken variant (timed acquires, the sequence wrap, long holds under expiry faults, read and
 // write roles alternating) is switched on. `faults` are taken as given (times from the
 // workload's start).
+// A scope with a fault on a server past the first, or a lagging-follower fault on any, runs on an
+// ensemble of this many servers (server 1 leads it); else on one server.
+inline constexpr uint32_t kScopeServers = 3;
+
 Scope make_scope(const recipes::RecipeInfo& recipe, uint32_t clients, uint32_t rounds,
                  std::vector<sim::Fault> faults, uint64_t seed = 1);
 
-// Parses one fault of a --faults list: "KIND[@MS][:cN][=TASK]" with KIND a name of
+// Parses one fault of a --faults list: "KIND[@MS][:cN][:sN][=TASK]" with KIND a name of
 // properties::fault_name ("lost-reply", "connection-loss", ...), MS the milliseconds after the
-// workload's start (default 0: the first request), N the client (default 1), TASK the task a
-// stall holds or a cancel hits ("lock-monitor", "client@POINT"). Durations, servers
-// and names are otherwise one typical instance of the kind (properties::fault_parameters with
-// nothing drawn: the generator's one place for them). False (and *error) on a bad spec.
+// workload's start (default 0: the first request), :cN the client (default 1), :sN the server of
+// a kind that hits one (lagging-follower, server-restart; 1..kScopeServers, s1 the leader;
+// default the kind's typical one), TASK the task a stall holds or a cancel hits
+// ("lock-monitor", "client@POINT"). Durations and names are otherwise one typical instance of
+// the kind (properties::fault_parameters with nothing drawn: the generator's one place for
+// them). False (and *error) on a bad spec.
 bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim::Fault* out,
                       std::string* error);
 
