@@ -106,6 +106,8 @@ Scope variant_scope(const recipes::RecipeInfo& recipe, const properties::Claims&
     std::string spec =
         properties::fault_name(k) + at + (k == sim::FaultKind::kCancel ? ":c2" : ":c1");
     if (k == sim::FaultKind::kLaggingFollower) spec += offset_ms % 2 == 0 ? ":s2" : ":s1";
+    // A stall holds the task the variant names (as lockstep check's scenarios do).
+    if (k == sim::FaultKind::kStall && !claims.stall_task.empty()) spec += "=" + claims.stall_task;
     sim::Fault f;
     std::string error;
     if (parse_fault_spec(spec, probe.scenario, &f, &error)) faults.push_back(f);

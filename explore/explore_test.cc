@@ -289,6 +289,23 @@ TEST(FaultSpec, NamesTheServerOfAKindThatHitsOne) {
   }
 }
 
+// Exhaustive search at `bound` preemptions: `broken`'s scope violates `property`, and
+// `correct`'s is exhausted with no violation. Returns the correct scope's search.
+SearchResult expect_caught_and_passed(const Scope& broken, properties::Property property,
+                                      const Scope& correct, uint32_t bound) {
+  ExhaustiveOptions o;
+  o.preemption_bound = bound;
+  ScopeProgram broken_program(broken);
+  const SearchResult caught = explore_exhaustive(broken_program, o);
+  EXPECT_TRUE(caught.shortest.has_value()) << broken.recipe->name << " was not caught";
+  if (caught.shortest) EXPECT_EQ(caught.shortest->verdict.property, property);
+  ScopeProgram correct_program(correct);
+  SearchResult passed = explore_exhaustive(correct_program, o);
+  EXPECT_FALSE(passed.shortest.has_value()) << passed.shortest->verdict.message;
+  EXPECT_TRUE(passed.complete);
+  return passed;
+}
+
 // The leader's lag as a focused scope (real/FINDINGS.md item 11): a create applied on a follower
 // whose reply is lost, then a reconnect to the leader that has not applied it yet. Trusting a
 // sync as the read barrier deadlocks behind the node it did not find (liveness); the fair mutex,
@@ -303,18 +320,24 @@ TEST(Exhaustive, TheLeadersLagCatchesSyncAsBarrierAndTheFairMutexPasses) {
   ASSERT_TRUE(parse_fault_spec("lost-reply@0:c1", probe.scenario, &faults[1], &error)) << error;
   const Scope broken = make_scope(recipe("broken/sync-as-barrier"), 1, 1, faults);
   EXPECT_EQ(broken.scenario.servers, kScopeServers);
-  ScopeProgram broken_program(broken);
-  ExhaustiveOptions o;
-  o.preemption_bound = 2;
-  const SearchResult caught = explore_exhaustive(broken_program, o);
-  ASSERT_TRUE(caught.shortest.has_value());
-  EXPECT_EQ(caught.shortest->verdict.property, properties::Property::kLiveness);
-  const Scope correct = make_scope(recipe("fair-mutex"), 1, 1, faults);
-  ScopeProgram correct_program(correct);
-  const SearchResult passed = explore_exhaustive(correct_program, o);
-  EXPECT_FALSE(passed.shortest.has_value()) << passed.shortest->verdict.message;
-  EXPECT_TRUE(passed.complete);
+  const SearchResult passed = expect_caught_and_passed(
+      broken, properties::Property::kLiveness, make_scope(recipe("fair-mutex"), 1, 1, faults), 2);
   EXPECT_GT(passed.schedules, 1000u);
+}
+
+// A variant that shared callers expose gets two caller tasks on each client's Lock in its scope
+// and is caught at once; the fair mutex, which promises shared callers, passes the same
+// two-caller scope with one preemption, and its own scope keeps one caller.
+TEST(Exhaustive, SharedCallersCatchSharedLockStateAndTheFairMutexPasses) {
+  const Scope broken = make_scope(recipe("broken/shared-lock-state"), 2, 1, {});
+  EXPECT_EQ(broken.scenario.workload.callers, 2u);
+  Scope correct = make_scope(recipe("fair-mutex"), 2, 1, {});
+  EXPECT_EQ(correct.scenario.workload.callers, 1u);
+  correct.scenario.workload.callers = 2;
+  properties::finish_scenario(&correct.scenario);
+  const SearchResult passed =
+      expect_caught_and_passed(broken, properties::Property::kLiveness, correct, 1);
+  EXPECT_GT(passed.schedules, 100u);
 }
 
 // The recipe-level state-hash reduction prunes branch points and still finds sort-by-name's

@@ -136,6 +136,8 @@ Scope make_scope(const recipes::RecipeInfo& recipe, uint32_t clients, uint32_t r
     w.roles = {recipes::Role::kWrite, recipes::Role::kRead};
   }
   if (sc.claims.needs_wrap) s.sequence_start = INT32_MAX - 1;
+  // Two caller tasks on each client's one Lock, for a variant that shared callers expose.
+  if (sc.claims.needs_shared_callers) w.callers = 2;
   // A fault on a server other than the first, or a lag (which on a standalone server changes
   // nothing: its reply comes after its apply), runs the scope on an ensemble.
   for (const sim::Fault& f : faults) {

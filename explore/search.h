@@ -81,14 +81,15 @@ struct Scope {
   properties::Scenario scenario;
 };
 
-// A small, quiet scenario for `recipe`: `clients` clients, `rounds` rounds, short holds, no
-// think time variety, no stray or re-entrant rounds; what the recipe's claims say exposes a
-// broken variant (timed acquires, the sequence wrap, long holds under expiry faults, read and
-// write roles alternating) is switched on. `faults` are taken as given (times from the
-// workload's start).
 // A scope with a fault on a server past the first, or a lagging-follower fault on any, runs on an
 // ensemble of this many servers (server 1 leads it); else on one server.
 inline constexpr uint32_t kScopeServers = 3;
+
+// A small, quiet scenario for `recipe`: `clients` clients, `rounds` rounds, short holds, no
+// think time variety, no stray or re-entrant rounds; what the recipe's claims say exposes a
+// broken variant (timed acquires, the sequence wrap, long holds under expiry faults, read and
+// write roles alternating, two caller tasks sharing one Lock) is switched on. `faults` are
+// taken as given (times from the workload's start).
 
 Scope make_scope(const recipes::RecipeInfo& recipe, uint32_t clients, uint32_t rounds,
                  std::vector<sim::Fault> faults, uint64_t seed = 1);
