@@ -31,18 +31,18 @@ zk::Session& ConformanceTest::open(zk::Duration session_timeout) {
 }
 
 namespace {
-// (catch_up: a sync cut off by a dropped connection, which a loaded machine causes now and then,
-// is sent again, as everywhere else in the suite.)
-zk::Task<void> sync_root_body(std::vector<zk::Session*> sessions, std::string root) {
+// Every open session's server has applied the fresh root's creation (catch_up's write barrier,
+// sent again when a loaded machine drops the connection, as everywhere else in the suite).
+zk::Task<void> catch_up_body(std::vector<zk::Session*> sessions, std::string root) {
   for (zk::Session* s : sessions) {
-    EXPECT_TRUE(co_await catch_up(s, root)) << "sync of the fresh root " << root;
+    EXPECT_TRUE(co_await catch_up(s)) << "catching up with the fresh root " << root;
   }
 }
 }  // namespace
 
 std::string ConformanceTest::fresh_root() {
   std::string root = backend_->fresh_root();
-  if (!sessions_.empty()) run(*sessions_.front(), sync_root_body(sessions_, root));
+  if (!sessions_.empty()) run(*sessions_.front(), catch_up_body(sessions_, root));
   return root;
 }
 

@@ -55,8 +55,8 @@ class ConformanceTest : public ::testing::TestWithParam<BackendFactory> {
   // A new connected session (Backend::open) with the suite's default timeout.
   zk::Session& open();
   zk::Session& open(zk::Duration session_timeout);
-  // Backend::fresh_root, then a sync of it on every session opened so far, so that each of them
-  // can read the new root at once even when its server is a follower that lags the leader.
+  // Backend::fresh_root, then catch_up (a write barrier) on every session opened so far, so that
+  // each of them can read the new root at once even when its server lags the leader.
   // Tests open their sessions first.
   std::string fresh_root();
   // Runs `body` on `on`; a body that does not finish within `limit` is a test failure.

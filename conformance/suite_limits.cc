@@ -69,9 +69,9 @@ TEST_P(ConformanceTest, RacingCreatesHaveOneWinnerAndDistinctSequences) {
 Task<void> foreign_delete_body(Session* a, Session* b, std::string root) {
   const std::string e = child_path(root, "e");
   CO_ASSERT_OK(co_await a->create(e, "", CreateMode::kEphemeral));
-  CO_ASSERT_TRUE(co_await catch_up(b, e));
+  CO_ASSERT_TRUE(co_await catch_up(b));
   CO_ASSERT_OK(co_await b->remove(e));
-  CO_ASSERT_TRUE(co_await catch_up(a, e));  // b's delete may not have reached a's server yet
+  CO_ASSERT_TRUE(co_await catch_up(a));  // b's delete may not have reached a's server yet
   EXPECT_EQ((co_await a->exists(e)).error, Error::kNoNode);
 }
 

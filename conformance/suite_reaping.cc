@@ -121,7 +121,7 @@ Task<void> outside_delete_body(Session* a, Session* outside, std::string root) {
   CO_ASSERT_OK(co_await a->get_children(dir, &children));
   // Another session deletes a's node (its owner is not told, only watchers are), then the
   // directory, as zkCli's deleteall would.
-  CO_ASSERT_TRUE(co_await catch_up(outside, dir));
+  CO_ASSERT_TRUE(co_await catch_up(outside));
   CO_ASSERT_OK(co_await outside->remove(mine.value.path));
   CO_ASSERT_OK(co_await outside->remove(dir));
   co_await expect_deleted(node, a, mine.value.path);

@@ -57,24 +57,32 @@ inline auto wait_event(const zk::Watch& w, zk::Session* on) {
   return w.wait(on->context().now() + kEventWait);
 }
 
+// A path whose parent never exists: a create of it fails at the leader (kNoNode).
+inline constexpr const char* kBarrierPath = "/lockstep-conformance-no-such-parent/barrier";
+
 // Makes `s`'s server as new as the leader before a read that must see another session's write
-// (on a standalone server a no-op round trip; on an ensemble a follower may lag). Failing is a
-// test failure; returns whether it succeeded. A sync cut off by the session's connection (lost,
-// or declared dead by the C client's own timer: kOperationTimeout after 2/3 of the session
-// timeout with nothing heard, which a real ensemble on a loaded 2-core machine once caused in
-// CI) is sent again, twice at most, and each retry is printed: the session's server catching up
-// is what is asked for, not that one connection lasts. The session itself must survive.
-inline zk::Task<bool> catch_up(zk::Session* s, std::string path) {
-  zk::Status st = co_await s->sync(path);
-  for (int retry = 1; retry <= 2 && (st.error == zk::Error::kConnectionLoss ||
-                                     st.error == zk::Error::kOperationTimeout);
+// (on an ensemble the session's server may lag). The barrier is a write that fails: ZooKeeper
+// commits it as an error transaction in order (EveryFailedWriteTakesAZxid), and its reply, like
+// any write's, comes once the session's server has applied everything committed before it. A
+// sync would not do: the leader answers its own clients' syncs without waiting
+// (real/FINDINGS.md item 11), and a read after one missed a write in 2-3% of one test's runs on
+// the real ensemble. Failing is a test failure; returns whether it succeeded. A create cut off by
+// the session's connection (lost, or declared dead by the C client's own timer:
+// kOperationTimeout after 2/3 of the session timeout with nothing heard, which a real ensemble
+// on a loaded 2-core machine once caused in CI) is sent again, twice at most, and each retry is
+// printed: it changes nothing, and the session's server catching up is what is asked for, not
+// that one connection lasts. The session itself must survive.
+inline zk::Task<bool> catch_up(zk::Session* s) {
+  zk::Error e = (co_await s->create(kBarrierPath, "", zk::CreateMode::kPersistent)).error;
+  for (int retry = 1;
+       retry <= 2 && (e == zk::Error::kConnectionLoss || e == zk::Error::kOperationTimeout);
        ++retry) {
-    std::printf("[catch_up] sync of %s failed with %s; retry %d\n", path.c_str(),
-                zk::error_name(st.error), retry);
-    st = co_await s->sync(path);
+    std::printf("[catch_up] the barrier's create failed with %s; retry %d\n", zk::error_name(e),
+                retry);
+    e = (co_await s->create(kBarrierPath, "", zk::CreateMode::kPersistent)).error;
   }
-  EXPECT_EQ(st.error, zk::Error::kOk) << "sync failed";
-  co_return st.ok();
+  EXPECT_EQ(e, zk::Error::kNoNode) << "the barrier, a create under a missing parent";
+  co_return e == zk::Error::kNoNode;
 }
 
 // A round trip on `s`: its reply comes after every reply and watch event the session's FIFO

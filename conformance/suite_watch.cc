@@ -89,7 +89,7 @@ Task<void> no_watch_on_missing_body(Session* a, Session* b, std::string root) {
   CO_ASSERT_OK(co_await b->create(n, "", CreateMode::kPersistent));
   CO_ASSERT_OK(co_await b->create(child_path(n, "c"), "", CreateMode::kPersistent));
   CO_ASSERT_OK(co_await b->set_data(n, "x"));
-  CO_ASSERT_TRUE(co_await catch_up(a, n));
+  CO_ASSERT_TRUE(co_await catch_up(a));
   EXPECT_EQ(co_await barrier(a, n), Error::kOk);
   EXPECT_FALSE(wd.fired());
   EXPECT_FALSE(wc.fired());
@@ -106,7 +106,7 @@ TEST_P(ConformanceTest, GetDataAndGetChildrenOnAMissingNodeArmNothing) {
 Task<void> one_shot_body(Session* a, Session* b, std::string root) {
   const std::string n = child_path(root, "n");
   CO_ASSERT_OK(co_await b->create(n, "0", CreateMode::kPersistent));
-  CO_ASSERT_TRUE(co_await catch_up(a, n));
+  CO_ASSERT_TRUE(co_await catch_up(a));
   Watch w1;
   CO_ASSERT_OK(co_await a->get_data(n, &w1));
   EXPECT_TRUE(w1.armed());
@@ -176,7 +176,7 @@ TEST_P(ConformanceTest, ChildWatchFiresOnChildCreateAndDeleteOnly) {
 Task<void> data_watch_body(Session* a, Session* b, std::string root) {
   const std::string n = child_path(root, "n");
   CO_ASSERT_OK(co_await b->create(n, "", CreateMode::kPersistent));
-  CO_ASSERT_TRUE(co_await catch_up(a, n));
+  CO_ASSERT_TRUE(co_await catch_up(a));
   Watch wd;
   Watch we;
   Watch wc;
@@ -212,7 +212,7 @@ Task<void> event_before_reply_body(Session* a, Session* b, std::string root) {
   const std::string n = child_path(root, "n");
   const std::string m = child_path(root, "m");
   CO_ASSERT_OK(co_await b->create(n, "old", CreateMode::kPersistent));
-  CO_ASSERT_TRUE(co_await catch_up(a, n));
+  CO_ASSERT_TRUE(co_await catch_up(a));
   Watch wd;
   Watch wc;
   Watch we;
@@ -227,7 +227,7 @@ Task<void> event_before_reply_body(Session* a, Session* b, std::string root) {
   auto data = co_await a->get_data(n);
   CO_ASSERT_OK(data);
   if (data.value.data != "new") {
-    CO_ASSERT_TRUE(co_await catch_up(a, n));
+    CO_ASSERT_TRUE(co_await catch_up(a));
     data = co_await a->get_data(n);
     CO_ASSERT_OK(data);
   }
@@ -238,7 +238,7 @@ Task<void> event_before_reply_body(Session* a, Session* b, std::string root) {
   auto kids = co_await a->get_children(root);
   CO_ASSERT_OK(kids);
   if (kids.value.stat.num_children != 2) {
-    CO_ASSERT_TRUE(co_await catch_up(a, root));
+    CO_ASSERT_TRUE(co_await catch_up(a));
     kids = co_await a->get_children(root);
     CO_ASSERT_OK(kids);
   }
@@ -285,7 +285,7 @@ TEST_P(ConformanceTest, AWatchFiresForTheWatchingSessionsOwnChange) {
 Task<void> many_watches_body(Session* a, Session* b, std::string root) {
   const std::string n = child_path(root, "n");
   CO_ASSERT_OK(co_await b->create(n, "same", CreateMode::kPersistent));
-  CO_ASSERT_TRUE(co_await catch_up(a, n));
+  CO_ASSERT_TRUE(co_await catch_up(a));
   Watch d1;
   Watch d2;
   Watch e1;
@@ -349,7 +349,7 @@ Task<void> failed_writes_body(Session* a, Session* b, std::string root) {
   const std::string p = child_path(root, "p");
   CO_ASSERT_OK(co_await b->create(p, "", CreateMode::kPersistent));
   CO_ASSERT_OK(co_await b->create(child_path(p, "c"), "", CreateMode::kPersistent));
-  CO_ASSERT_TRUE(co_await catch_up(a, p));
+  CO_ASSERT_TRUE(co_await catch_up(a));
   Watch wd;
   Watch we;
   Watch wc;

@@ -229,8 +229,8 @@ zk::Task<RawOutcome> issue(State& st, const Op& op) {
 // everything committed before it, so every operation starts with all servers caught up with the
 // previous one's writes, and every watch event those writes trigger has been delivered. (A sync
 // would not do on the leader, which answers it without waiting: real/FINDINGS.md item 11. The
-// failed create takes a zxid on the real server and none in the simulator; zxids are not
-// compared, compare.h.)
+// failed create takes a zxid, on the real server as in the simulator; zxids are not compared,
+// compare.h.)
 zk::Task<void> settle(State& st) {
   for (int slot = 0; slot < kSlots; ++slot) {
     zk::Session& s = st.driver->session(slot);
