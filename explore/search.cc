@@ -4,6 +4,7 @@
 #include <climits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_set>
 #include <utility>
@@ -161,10 +162,8 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
     kind = kind.substr(0, eq);
   }
   // KIND[@MS] then any of :cN (the client) and :sN (the server), in either order.
-  std::string_view client_text;
-  std::string_view server_text;
-  bool has_client = false;
-  bool has_server = false;
+  std::optional<std::string_view> client_text;
+  std::optional<std::string_view> server_text;
   const size_t colon = kind.find(':');
   if (colon != std::string_view::npos) {
     std::string_view rest = kind.substr(colon + 1);
@@ -172,11 +171,9 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
     for (;;) {
       const size_t next = rest.find(':');
       const std::string_view part = rest.substr(0, next);
-      if (!part.empty() && part[0] == 's' && !has_server) {
-        has_server = true;
+      if (!part.empty() && part[0] == 's' && !server_text) {
         server_text = part.substr(1);
-      } else if (!part.empty() && part[0] == 'c' && !has_client) {
-        has_client = true;
+      } else if (!part.empty() && part[0] == 'c' && !client_text) {
         client_text = part.substr(1);
       } else {
         *error = "bad selector '" + std::string(part) + "' in '" + std::string(spec) +
@@ -209,19 +206,19 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
     return false;
   }
   uint64_t client = 1;
-  if (has_client && (!parse_number(client_text, s.workload.clients, &client) || client == 0)) {
+  if (client_text && (!parse_number(*client_text, s.workload.clients, &client) || client == 0)) {
     *error = "bad client in '" + std::string(spec) + "': want KIND:cN with N in 1.." +
              std::to_string(s.workload.clients);
     return false;
   }
   uint64_t server = 0;
-  if (has_server) {
+  if (server_text) {
     if (!zk::takes(f.kind, zk::kParamServer)) {
       *error = "'" + std::string(spec) + "': :sN names the server of a kind that hits one (" +
                "lagging-follower, server-restart), e.g. lagging-follower@0:s1";
       return false;
     }
-    if (!parse_number(server_text, kScopeServers, &server) || server == 0) {
+    if (!parse_number(*server_text, kScopeServers, &server) || server == 0) {
       *error = "bad server in '" + std::string(spec) + "': want KIND:sN with N in 1.." +
                std::to_string(kScopeServers) + " (s1 is the ensemble's leader)";
       return false;
@@ -231,7 +228,7 @@ bool parse_fault_spec(std::string_view spec, const properties::Scenario& s, sim:
   f.client = static_cast<uint32_t>(client);
   // One typical instance of the kind: the generator's parameters with nothing drawn.
   properties::fault_parameters(nullptr, properties::Backend::kSimulator, s, 0, {}, &f);
-  if (has_server) f.server = static_cast<uint32_t>(server);
+  if (server_text) f.server = static_cast<uint32_t>(server);
   if (eq != std::string_view::npos) {
     if (!zk::takes(f.kind, zk::kParamTask) || task_text.empty()) {
       *error = "'" + std::string(spec) + "': =TASK names the task of a kind that takes one (" +
