@@ -340,6 +340,34 @@ TEST(Exhaustive, SharedCallersCatchSharedLockStateAndTheFairMutexPasses) {
   EXPECT_GT(passed.schedules, 100u);
 }
 
+// A variant only a long hold exposes gets a first client that holds for twice the session
+// timeout in its scope: a TTL contender node is deleted under its holder (mutual exclusion),
+// and a semaphore waiter asleep on the lease two ahead stays asleep while the lease behind it
+// is left (liveness). The correct recipes pass the same long-hold scopes exhaustively; their
+// own scopes keep the drawn holds.
+TEST(Exhaustive, LongHoldsCatchTtlNodesAndWatchAheadAndTheCorrectRecipesPass) {
+  const auto with_holds_of = [](const Scope& broken, const char* name) {
+    Scope correct = make_scope(recipe(name), broken.scenario.workload.clients,
+                               broken.scenario.workload.rounds, {});
+    EXPECT_TRUE(correct.scenario.workload.client_holds.empty()) << name;
+    correct.scenario.workload.client_holds = broken.scenario.workload.client_holds;
+    properties::finish_scenario(&correct.scenario);
+    return correct;
+  };
+  const Scope ttl = make_scope(recipe("broken/ttl-lock-nodes"), 2, 1, {});
+  ASSERT_EQ(ttl.scenario.workload.client_holds.size(), 2u);
+  EXPECT_EQ(ttl.scenario.workload.client_holds[0], ttl.scenario.session_timeout * 2);
+  EXPECT_EQ(ttl.scenario.workload.client_holds[1], zk::Duration{});
+  const SearchResult mutex_passed = expect_caught_and_passed(
+      ttl, properties::Property::kMutualExclusion, with_holds_of(ttl, "fair-mutex"), 1);
+  EXPECT_GT(mutex_passed.schedules, 10u);
+
+  const Scope ahead = make_scope(recipe("broken/semaphore-watch-ahead"), 4, 2, {});
+  const SearchResult semaphore_passed = expect_caught_and_passed(
+      ahead, properties::Property::kLiveness, with_holds_of(ahead, "semaphore"), 1);
+  EXPECT_GT(semaphore_passed.schedules, 10u);
+}
+
 // The recipe-level state-hash reduction prunes branch points and still finds sort-by-name's
 // one-preemption counterexample.
 TEST(Exhaustive, StateHashReductionStillFindsSortByName) {

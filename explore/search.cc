@@ -139,6 +139,14 @@ Scope make_scope(const recipes::RecipeInfo& recipe, uint32_t clients, uint32_t r
   if (sc.claims.needs_wrap) s.sequence_start = INT32_MAX - 1;
   // Two caller tasks on each client's one Lock, for a variant that shared callers expose.
   if (sc.claims.needs_shared_callers) w.callers = 2;
+  // For a variant only a long hold exposes (a TTL node deleted under its holder; a waiter
+  // asleep on a lease ahead that stays held while one behind it is left): the first client
+  // holds for twice a session timeout, the others for their 1-4 ms, so that in every order the
+  // schedule gives them one hold outlasts the rest.
+  if (sc.claims.needs_long_holds) {
+    w.client_holds.assign(clients, zk::Duration{});
+    w.client_holds[0] = s.session_timeout * 2;
+  }
   // A fault on a server other than the first, or a lag (which on a standalone server changes
   // nothing: its reply comes after its apply), runs the scope on an ensemble.
   for (const sim::Fault& f : faults) {

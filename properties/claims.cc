@@ -48,6 +48,7 @@ Claims claims_for(const recipes::RecipeInfo& recipe) {
     c.min_clients = e.min_clients;
     c.stall_task = e.stall_task;
     c.needs_shared_callers = e.needs_shared_callers;
+    c.needs_long_holds = e.needs_long_holds;
   }
   return c;
 }

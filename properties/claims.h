@@ -43,6 +43,7 @@ struct Claims {
   bool shared_callers = false;     // Promises::shared_callers: several callers on one Lock
   bool capacity_node = false;      // Promises::capacity_node: set-capacity faults
   bool needs_shared_callers = false;  // broken variants: shared callers expose the bug
+  bool needs_long_holds = false;      // broken variants: only a long hold exposes the bug
 };
 
 Claims claims_for(const recipes::RecipeInfo& recipe);

@@ -262,7 +262,7 @@ std::vector<RecipeInfo> build() {
                    queue("broken/reader-ignores-writers", QueuePolicy::kReadWrite,
                          flaw(&QueueFlaws::reader_ignores_writers)))));
   r.push_back(
-      caught({.caught_by = P::kLiveness, .min_clients = 4},
+      caught({.caught_by = P::kLiveness, .min_clients = 4, .needs_long_holds = true},
              entry("broken/semaphore-watch-ahead", Kind::kSemaphore, bad,
                    "a waiter watches only the node N places ahead (Curator's maxLeases driver): "
                    "when holders leave out of order it sleeps while a lease is free",
@@ -432,13 +432,12 @@ std::vector<RecipeInfo> build() {
   QueueFlaws ttl;
   ttl.ttl_nodes = zk::milliseconds(100);
   r.push_back(caught(
-      {.caught_by = P::kMutualExclusion},
+      {.caught_by = P::kMutualExclusion, .needs_long_holds = true},
       entry("broken/ttl-lock-nodes", Kind::kMutex, bad,
             "contender nodes are persistent TTL nodes (100 ms) instead of ephemeral ones, so that "
             "a crashed client's lock frees itself: the server deletes a holder's node once it "
             "has gone unmodified for longer than the TTL, and the next waiter holds beside it",
-            "S2 S9, 003",
-            queue("broken/ttl-lock-nodes", QueuePolicy::kMutex, ttl))));
+            "S2 S9, 003", queue("broken/ttl-lock-nodes", QueuePolicy::kMutex, ttl))));
   QueueFlaws impatient;
   impatient.steal_after = zk::milliseconds(100);
   r.push_back(caught(

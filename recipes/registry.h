@@ -65,6 +65,9 @@ struct Exposure {
   uint32_t min_clients = 2;       // fewer clients cannot show it
   std::string stall_task = {};    // with kStall in focus: the client task a stall holds
   bool needs_shared_callers = false;  // several tasks on one Lock expose it (always drawn)
+  // Only a hold that outlasts a timer exposes it (a contender node's TTL, the liveness grace
+  // while a lease ahead stays held): explore's scopes, whose holds last 1-4 ms, then hold long.
+  bool needs_long_holds = false;
 };
 
 struct RecipeInfo {
