@@ -49,7 +49,7 @@ std::vector<uint32_t> World::Impl::eligible_servers(zk::Zxid last_seen, uint32_t
 zk::SessionId World::Impl::new_session_id(uint32_t server_id) {
   for (;;) {
     const uint64_t id = (static_cast<uint64_t>(server_id) << 56) | (ids_.next() >> 8);
-    if (id != 0 && sessions_.count(id) == 0) return zk::SessionId{id};
+    if (id != 0 && find_session(id) == nullptr) return zk::SessionId{id};
   }
 }
 
@@ -94,9 +94,9 @@ void World::Impl::server_connect(Connection& c, UpMsg& m) {
              zk::to_string(rec.timeout);
     });
   }
-  auto it = sessions_.find(id.value);
+  SessionRec* found = find_session(id.value);
   DownMsg reply;
-  if (it == sessions_.end()) {
+  if (found == nullptr) {
     reply.type = DownType::kExpired;
     send_down(c, std::move(reply));
     c.server_open = false;
@@ -104,7 +104,7 @@ void World::Impl::server_connect(Connection& c, UpMsg& m) {
     graveyard_.push_back(c.id);
     return;
   }
-  SessionRec& rec = it->second;
+  SessionRec& rec = *found;
   if (rec.conn != 0 && rec.conn != c.id) {
     if (Connection* old = conn(rec.conn)) server_close(*old, true, "session moved");
   }
@@ -231,10 +231,10 @@ void World::Impl::forward_mutation(Connection& c, ServerEntry& e, Txn* txn) {
 }
 
 zk::Zxid World::Impl::commit(Txn txn) {
-  LOCKSTEP_ASSERT_MSG(txn.type != TxnType::kCreate || !zk::is_session_owner(txn.session) ||
-                          sessions_.count(txn.session.value) != 0,
-                      "an ephemeral create of session " + hex(txn.session.value) +
-                          ", which is not alive");
+  LOCKSTEP_ASSERT_MSG(
+      txn.type != TxnType::kCreate || !zk::is_session_owner(txn.session) ||
+          find_session(txn.session.value) != nullptr,
+      "an ephemeral create of session " + hex(txn.session.value) + ", which is not alive");
   zxid_.value++;
   txn.zxid = zxid_;
   txn.time = now();
@@ -563,9 +563,9 @@ void World::Impl::expire_event(const Event& e) {
 }
 
 void World::Impl::expire(zk::SessionId id, std::string_view why) {
-  auto it = sessions_.find(id.value);
-  if (it == sessions_.end()) return;
-  const SessionRec rec = it->second;
+  const SessionRec* found = find_session(id.value);
+  if (found == nullptr) return;
+  const SessionRec rec = *found;
   log(rec.client, "expire", id.value, 0, why,
       [&] { return "session " + hex(id.value) + " (" + std::string(why) + ")"; });
   if (rec.conn != 0) {
