@@ -333,7 +333,7 @@ void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
   node.stat.ctime_ms = node.stat.mtime_ms = txn.time.us / 1000;
   if (zk::is_session_owner(txn.session)) {
     node.stat.ephemeral_owner = txn.session;
-    ++ephemerals_[txn.session.value];
+    ephemerals_.increment(txn.session.value);
   } else if (txn.session.valid()) {
     node.extended_type = txn.session;  // a container or TTL node: the stat shows 0
     reapable_.insert(txn.path);
@@ -351,9 +351,7 @@ void DataTree::apply_delete(const HashedPath& path, const HashedPath& parent_pat
   LOCKSTEP_ASSERT(node->child_count() == 0);  // invariant 1: no node loses its parent
   if (node->extended_type.valid()) reapable_.erase(std::string(path.path()));
   if (const zk::SessionId owner = node->stat.ephemeral_owner; zk::is_session_owner(owner)) {
-    auto e = ephemerals_.find(owner.value);
-    LOCKSTEP_ASSERT(e != ephemerals_.end() && e->second > 0);
-    if (--e->second == 0) ephemerals_.erase(e);
+    ephemerals_.decrement(owner.value);
   }
   const zk::NameLog::Place place = node->place_in_parent;
   Node* parent = nodes_.find(parent_path);
@@ -381,8 +379,7 @@ void DataTree::apply_set(const Txn& txn, std::vector<Trigger>* triggers) {
 }
 
 uint32_t DataTree::ephemeral_count(zk::SessionId owner) const {
-  auto it = ephemerals_.find(owner.value);
-  return it == ephemerals_.end() ? 0 : it->second;
+  return ephemerals_.count(owner.value);
 }
 
 zk::Names DataTree::children_in_order(const Node& node) const {

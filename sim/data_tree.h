@@ -23,10 +23,10 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "sim/id_index.h"
 #include "sim/path_map.h"
 #include "zk/error.h"
 #include "zk/types.h"
@@ -133,7 +133,7 @@ class DataTree {
   PathMap<Node> nodes_;
   uint64_t salt_;
   // owner session -> ephemeral nodes it owns (> 0); lookups only
-  std::unordered_map<uint64_t, uint32_t> ephemerals_;
+  IdCounts ephemerals_;
   std::set<std::string> reapable_;           // containers and TTL nodes
 };
 
