@@ -643,6 +643,7 @@ void ClientImpl::fault_abandon() {
 void ClientImpl::set_paused(bool on) {
   if (on ? pause_depth_++ > 0 : --pause_depth_ > 0) return;  // nested in another pause
   paused_ = on;
+  w_.note_impaired();
   w_.dispositions_changed(index_);
   w_.update_heard_of_client(index_);
   if (on) return;
@@ -657,6 +658,7 @@ void ClientImpl::set_paused(bool on) {
 void ClientImpl::set_partitioned(bool on) {
   if (on ? partition_depth_++ > 0 : --partition_depth_ > 0) return;  // nested
   partitioned_ = on;
+  w_.note_impaired();
   w_.dispositions_changed(index_);
   w_.update_heard_of_client(index_);
   if (on) {
@@ -674,6 +676,7 @@ void ClientImpl::set_partitioned(bool on) {
 
 void ClientImpl::crash() {
   crashed_ = true;
+  w_.note_impaired();
   w_.dispositions_changed(index_);
   close_connections();
   deferred_.clear();

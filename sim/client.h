@@ -112,7 +112,10 @@ class ClientImpl final : public Client, public zk::Executor {
   void fault_lose_next_request() { lose_next_request_ = true; }
   void set_paused(bool on);
   void set_partitioned(bool on);
-  void add_delay(Duration extra, Time until) { delays_.push_back({until, extra}); }
+  void add_delay(Duration extra, Time until) {
+    delays_.push_back({until, extra});
+    w_.note_delayed();
+  }
   void crash();
   bool cancel_task(const std::string& name);
   // FaultKind::kStall: from now on, each resume of the task named `target` ("NAME", or

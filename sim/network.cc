@@ -51,7 +51,7 @@ Duration World::Impl::latency(uint32_t client_index) {
   const Duration span = opt_.latency_max - opt_.latency_min;
   Duration d = opt_.latency_min;
   if (buckets > 1) d = d + span * b / (buckets - 1);
-  if (client_index == 0) return d;  // between servers
+  if (client_index == 0 || !delayed_) return d;  // between servers, or no delay ever added
   return d + client(client_index).extra_delay(now());
 }
 

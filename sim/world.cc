@@ -36,23 +36,28 @@ Client& World::Impl::add_client(ClientOptions options) {
 }
 
 Disposition World::Impl::classify(const Event& e) {
-  if (e.client != 0) {
+  // Until a client has been impaired, none is crashed, paused or partitioned: its flags need
+  // not be read (impaired_).
+  if (e.client != 0 && impaired_) {
     const ClientImpl& c = client(e.client);
     if (c.crashed()) return Disposition::kDrop;
     if (c.paused()) return Disposition::kDefer;
   }
+  const auto cut_off = [&](const Connection& c) {
+    return impaired_ && client(c.client).partitioned();
+  };
   switch (e.type) {
     case EventTag::kTimer:
     case EventTag::kClientTimer:
       return client(e.client).live(e) ? Disposition::kRun : Disposition::kDrop;
     case EventTag::kToServer: {
       const Connection* c = conn(e.a);
-      const bool ok = c != nullptr && c->server_open && !client(c->client).partitioned();
+      const bool ok = c != nullptr && c->server_open && !cut_off(*c);
       return ok ? Disposition::kRun : Disposition::kDrop;
     }
     case EventTag::kToClient: {
       const Connection* c = conn(e.a);
-      const bool ok = c != nullptr && c->client_open && !client(c->client).partitioned();
+      const bool ok = c != nullptr && c->client_open && !cut_off(*c);
       return ok ? Disposition::kRun : Disposition::kDrop;
     }
     case EventTag::kExpire: {

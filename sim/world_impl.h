@@ -37,6 +37,9 @@ class World::Impl final : public EventFilter {
   void dispositions_changed(uint32_t owner) {
     if (changed_.empty() || changed_.back() != owner) changed_.push_back(owner);
   }
+  // A client was crashed, paused or partitioned / given an extra delay (see impaired_).
+  void note_impaired() { impaired_ = true; }
+  void note_delayed() { delayed_ = true; }
   Impl(WorldOptions options, std::unique_ptr<Strategy> strategy);
   ~Impl();
 
@@ -268,6 +271,12 @@ class World::Impl final : public EventFilter {
   Observer* observer_ = nullptr;
   uint64_t events_executed_ = 0;
   bool reap_scheduled_ = false;  // a kReap event is queued
+  // Has any client ever been crashed, paused or partitioned (impaired_), or given an extra delay
+  // (delayed_)? Until then classify() and latency() need not read the client: a server's event
+  // would otherwise touch a cold client object at 10,000 clients for flags that are all off.
+  // Set for good once true; what they skip reads the same values either way.
+  bool impaired_ = false;
+  bool delayed_ = false;
   Time next_check_{};  // when step() next runs check_sessions() (every tick of virtual time)
   std::vector<uint32_t> changed_;  // owners changed since the scheduler last asked
   uint64_t check_cursor_ = 0;  // the session check_sessions() checked last
