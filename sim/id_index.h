@@ -4,9 +4,9 @@
 // and expiry check); and IdCounts, a count per id (a tree's ephemeral nodes per session).
 //
 // A std::map lookup among 10,000 sessions chases a dozen scattered tree nodes; here it reads one
-// slot of a flat array (id, pointer). Open addressing with linear probing over a power-of-two
-// array, at most half full; a slot's place is the top bits of the id times a 64-bit odd
-// constant; erase shifts the rest of its run back (no tombstones). Lookups only: it has no
+// slot of a flat array (id, pointer or count). Open addressing with linear probing over a
+// power-of-two array, at most half full; a slot's place is the top bits of the id times a 64-bit
+// odd constant; erase shifts the rest of its run back (no tombstones). Lookups only: it has no
 // iteration, so its order cannot show.
 #pragma once
 
@@ -20,123 +20,103 @@
 
 namespace lockstep::sim {
 
-template <class T>
-class IdIndex {
+// The flat table under both: slots of (id, value), where a value equal to Value{} (a null
+// pointer, a zero count) marks an empty slot.
+template <class Value>
+class IdTable {
  public:
   size_t size() const { return size_; }
-  T* find(uint64_t id) const {
-    if (slots_.empty()) return nullptr;
-    for (size_t i = home(id);; i = next(i)) {
-      if (slots_[i].ptr == nullptr) return nullptr;
-      if (slots_[i].id == id) return slots_[i].ptr;
-    }
-  }
-  // REQUIRES: `id` is not indexed; ptr is not null.
-  void insert(uint64_t id, T* ptr) {
-    LOCKSTEP_ASSERT(ptr != nullptr);
-    if ((size_ + 1) * 2 > slots_.size()) grow();
-    size_t i = home(id);
-    for (; slots_[i].ptr != nullptr; i = next(i)) {
-      LOCKSTEP_ASSERT_MSG(slots_[i].id != id, "IdIndex: " + std::to_string(id) + " is indexed");
-    }
-    slots_[i] = Slot{id, ptr};
-    ++size_;
-  }
-  // Returns whether `id` was indexed.
-  bool erase(uint64_t id) {
-    if (slots_.empty()) return false;
-    for (size_t i = home(id);; i = next(i)) {
-      if (slots_[i].ptr == nullptr) return false;
-      if (slots_[i].id != id) continue;
-      --size_;
-      erase_and_shift(
-          slots_, i, [](const Slot& s) { return s.ptr == nullptr; },
-          [this](const Slot& s) { return home(s.id); });
-      return true;
-    }
-  }
 
- private:
+ protected:
   struct Slot {
     uint64_t id = 0;
-    T* ptr = nullptr;  // null: empty
+    Value value{};
   };
+  static bool empty(const Slot& s) { return s.value == Value{}; }
+  // The slot holding `id`, or the empty slot that ends its run. REQUIRES: the table has slots.
+  size_t probe(uint64_t id) const {
+    size_t i = home(id);
+    while (!empty(slots_[i]) && slots_[i].id != id) i = next(i);
+    return i;
+  }
+  // Keeps the table at most half full with one entry more.
+  void reserve_one() {
+    if ((size_ + 1) * 2 <= slots_.size()) return;
+    grow_slots(slots_, 16, &shift_, empty, [this](const Slot& s) { return home(s.id); });
+  }
+  // REQUIRES: slot i is the empty one probe(id) found; value is not Value{}.
+  void fill(size_t i, uint64_t id, Value value) {
+    slots_[i] = Slot{id, value};
+    ++size_;
+  }
+  // Empties slot i, moving the rest of its run back.
+  void vacate(size_t i) {
+    --size_;
+    erase_and_shift(slots_, i, empty, [this](const Slot& s) { return home(s.id); });
+  }
+
+  std::vector<Slot> slots_;
+
+ private:
   size_t home(uint64_t id) const {
     return static_cast<size_t>((id * 0x9e3779b97f4a7c15ull) >> shift_);
   }
   size_t next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
-  void grow() {
-    grow_slots(
-        slots_, 16, &shift_, [](const Slot& s) { return s.ptr == nullptr; },
-        [this](const Slot& s) { return home(s.id); });
-  }
 
-  std::vector<Slot> slots_;
   size_t size_ = 0;
   unsigned shift_ = 64;
 };
 
-// A positive count per 64-bit id, in the same flat table: an id whose count falls to 0 leaves
-// it. A std::unordered_map here (DataTree's ephemerals per session) cost a bucket, a node and
-// an allocation per first ephemeral of a session: a chase of cold lines per create and per delete
-// among thousands of sessions. Lookups only, like IdIndex.
-class IdCounts {
+template <class T>
+class IdIndex : public IdTable<T*> {
  public:
-  size_t size() const { return size_; }
-  uint32_t count(uint64_t id) const {
-    if (slots_.empty()) return 0;
-    for (size_t i = home(id);; i = next(i)) {
-      if (slots_[i].count == 0) return 0;
-      if (slots_[i].id == id) return slots_[i].count;
-    }
+  T* find(uint64_t id) const {
+    if (this->slots_.empty()) return nullptr;
+    return this->slots_[this->probe(id)].value;  // null when the probe ends at an empty slot
   }
+  // REQUIRES: `id` is not indexed; ptr is not null.
+  void insert(uint64_t id, T* ptr) {
+    LOCKSTEP_ASSERT(ptr != nullptr);
+    this->reserve_one();
+    const size_t i = this->probe(id);
+    LOCKSTEP_ASSERT_MSG(this->empty(this->slots_[i]),
+                        "IdIndex: " + std::to_string(id) + " is indexed");
+    this->fill(i, id, ptr);
+  }
+  // Returns whether `id` was indexed.
+  bool erase(uint64_t id) {
+    if (this->slots_.empty()) return false;
+    const size_t i = this->probe(id);
+    if (this->empty(this->slots_[i])) return false;
+    this->vacate(i);
+    return true;
+  }
+};
+
+// A positive count per 64-bit id: an id whose count falls to 0 leaves the table. A
+// std::unordered_map here (DataTree's ephemerals per session) cost a bucket, a node and an
+// allocation per first ephemeral of a session: a chase of cold lines per create and per delete
+// among thousands of sessions. Lookups only, like IdIndex.
+class IdCounts : public IdTable<uint32_t> {
+ public:
+  uint32_t count(uint64_t id) const { return slots_.empty() ? 0 : slots_[probe(id)].value; }
   void increment(uint64_t id) {
-    if ((size_ + 1) * 2 > slots_.size()) grow();
-    size_t i = home(id);
-    for (; slots_[i].count != 0; i = next(i)) {
-      if (slots_[i].id == id) {
-        LOCKSTEP_ASSERT(slots_[i].count < UINT32_MAX);
-        ++slots_[i].count;
-        return;
-      }
+    reserve_one();
+    const size_t i = probe(id);
+    if (empty(slots_[i])) {
+      fill(i, id, 1);
+      return;
     }
-    slots_[i] = Slot{id, 1};
-    ++size_;
+    LOCKSTEP_ASSERT(slots_[i].value < UINT32_MAX);
+    ++slots_[i].value;
   }
   // REQUIRES: count(id) > 0.
   void decrement(uint64_t id) {
-    LOCKSTEP_ASSERT_MSG(!slots_.empty(), "IdCounts: " + std::to_string(id) + " has no count");
-    for (size_t i = home(id);; i = next(i)) {
-      LOCKSTEP_ASSERT_MSG(slots_[i].count != 0,
-                          "IdCounts: " + std::to_string(id) + " has no count");
-      if (slots_[i].id != id) continue;
-      if (--slots_[i].count > 0) return;
-      --size_;
-      erase_and_shift(
-          slots_, i, [](const Slot& s) { return s.count == 0; },
-          [this](const Slot& s) { return home(s.id); });
-      return;
-    }
+    const size_t i = slots_.empty() ? 0 : probe(id);
+    LOCKSTEP_ASSERT_MSG(!slots_.empty() && !empty(slots_[i]),
+                        "IdCounts: " + std::to_string(id) + " has no count");
+    if (--slots_[i].value == 0) vacate(i);
   }
-
- private:
-  struct Slot {
-    uint64_t id = 0;
-    uint32_t count = 0;  // 0: empty
-  };
-  size_t home(uint64_t id) const {
-    return static_cast<size_t>((id * 0x9e3779b97f4a7c15ull) >> shift_);
-  }
-  size_t next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
-  void grow() {
-    grow_slots(
-        slots_, 16, &shift_, [](const Slot& s) { return s.count == 0; },
-        [this](const Slot& s) { return home(s.id); });
-  }
-
-  std::vector<Slot> slots_;
-  size_t size_ = 0;
-  unsigned shift_ = 64;
 };
 
 }  // namespace lockstep::sim

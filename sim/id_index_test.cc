@@ -54,9 +54,8 @@ std::vector<uint64_t> ids_homed_at_the_end(zk::Prng& rng) {
   return ids;
 }
 
-// White-box: ids whose home is one of the last two of the first array's 16 slots (the index's
-// hash, repeated here), at most 8 of them so the array does not grow: their runs wrap around
-// the end, and every erase must move the wrapped entries back where a lookup finds them.
+// White-box: every erase among runs that wrap around the array's end must move the wrapped
+// entries back where a lookup finds them.
 TEST(IdIndex, RunsThatWrapAroundTheEndSurviveErases) {
   zk::Prng rng(42);
   const std::vector<uint64_t> ids = ids_homed_at_the_end(rng);
