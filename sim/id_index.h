@@ -83,6 +83,12 @@ class IdIndex : public IdTable<T*> {
                         "IdIndex: " + std::to_string(id) + " is indexed");
     this->fill(i, id, ptr);
   }
+  // The table's slots in their order, for a sweep that must not chase a tree: slot_count()
+  // slots, at_slot(i) the value in slot i or nullptr when it is empty. A slot's entry may move
+  // when the table grows or an entry before it is erased.
+  size_t slot_count() const { return this->slots_.size(); }
+  T* at_slot(size_t i) const { return this->slots_[i].value; }
+  void prefetch_slot(size_t i) const { __builtin_prefetch(&this->slots_[i]); }
   // Returns whether `id` was indexed.
   bool erase(uint64_t id) {
     if (this->slots_.empty()) return false;

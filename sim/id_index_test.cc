@@ -1,11 +1,12 @@
 // sim/id_index.h against std::map: random inserts, lookups and erases over small and large id
-// sets give the same answers, through runs of slots that wrap around the array's end; IdCounts
-// the same for counts up and down.
+// sets give the same answers, through runs of slots that wrap around the array's end, and a sweep
+// of the slots sees every indexed value once; IdCounts the same for counts up and down.
 #include "sim/id_index.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <vector>
 
 #include "zk/random.h"
@@ -38,6 +39,14 @@ TEST(IdIndex, RandomOperationsMatchAnOrderedMap) {
           auto it = model.find(ids[i]);
           EXPECT_EQ(index.find(ids[i]), it == model.end() ? nullptr : it->second) << i;
         }
+        // A sweep of the slots (the session audit's) sees every indexed value once.
+        std::multiset<int*> swept;
+        for (size_t i = 0; i < index.slot_count(); ++i) {
+          if (int* v = index.at_slot(i)) swept.insert(v);
+        }
+        std::multiset<int*> expected;
+        for (const auto& [id, v] : model) expected.insert(v);
+        EXPECT_EQ(swept, expected);
       }
     }
   }

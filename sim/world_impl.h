@@ -148,7 +148,8 @@ class World::Impl final : public EventFilter {
   // while the client was paused is not known to the client yet).
   void update_heard_of_client(uint32_t client);
   // The session-table invariants (server.cc); aborts on a violation. Each call checks the
-  // sessions after the last checked (in id order, wrapping), one for every kEventsPerCheck
+  // sessions after the last checked (in the order of session_index_'s slots, wrapping; an entry
+  // the table moves back past the cursor waits one more sweep), one for every kEventsPerCheck
   // events run since the previous call, or all of them when that covers the table: every tick
   // and at every run_* return. So the checks cost a fixed share of the run at every scale: a
   // run of a hundred clients (about 1,000 events a tick) checks every session every tick, one
@@ -279,7 +280,7 @@ class World::Impl final : public EventFilter {
   bool delayed_ = false;
   Time next_check_{};  // when step() next runs check_sessions() (every tick of virtual time)
   std::vector<uint32_t> changed_;  // owners changed since the scheduler last asked
-  uint64_t check_cursor_ = 0;  // the session check_sessions() checked last
+  uint64_t check_cursor_ = 0;      // the slot of session_index_ check_sessions() looks at next
   uint64_t checked_at_events_ = 0;  // events_executed_ when check_sessions() last ran
 };
 

@@ -1,6 +1,7 @@
 #include "zk/names.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "zk/invariant.h"
@@ -24,31 +25,82 @@ size_t suffix_values(std::string_view name, int32_t out[2]) {
 }
 }  // namespace
 
+NameLog::~NameLog() {
+  for (std::vector<Slot>& bucket : buckets_) {
+    for (Slot& slot : bucket) delete slot.entry;
+  }
+}
+
 NameLog::Place NameLog::add(uint64_t key, std::string_view name) {
   ++version_;
-  Entry e{key, std::string(name), version_, kAlive};
-  e.suffixes = static_cast<uint8_t>(suffix_values(name, e.suffix));
-  auto [it, inserted] = entries_.insert(std::move(e));
-  LOCKSTEP_ASSERT(inserted);
-  index(*it);
+  auto* e = new Entry{key, std::string(name), version_, kAlive};
+  e->suffixes = static_cast<uint8_t>(suffix_values(name, e->suffix));
+  if (count_ + 1 > kPerBucket * buckets_.size()) split();
+  std::vector<Slot>& bucket = buckets_[bucket_of(key)];
+  const auto at = std::partition_point(
+      bucket.begin(), bucket.end(), [&](const Slot& s) { return before(s, key, name, e->born); });
+  bucket.insert(at, Slot{key, e});
+  ++count_;
+  ++shape_;
+  index(*e);
   ++live_;
   wire_bytes_ += 4 + name.size();
-  collect();  // drops only dead entries: `it` is alive
-  return Place(it);
+  collect();  // drops only dead entries: `e` is alive
+  return Place(e);
+}
+
+// Each bucket b becomes 2b and 2b + 1 by the key's next bit: within a bucket the keys are
+// sorted, so those with the bit clear come first and each half stays in order.
+void NameLog::split() {
+  std::vector<std::vector<Slot>> grown(2 * buckets_.size());
+  const unsigned shift = 63 - bits_;  // the next bit below the bucket's
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    std::vector<Slot>& old = buckets_[b];
+    const auto mid = std::partition_point(
+        old.begin(), old.end(), [&](const Slot& s) { return ((s.key >> shift) & 1) == 0; });
+    grown[2 * b].assign(old.begin(), mid);
+    grown[2 * b + 1].assign(mid, old.end());
+  }
+  buckets_.swap(grown);
+  ++bits_;
+  ++shape_;
+}
+
+std::pair<size_t, size_t> NameLog::locate(const Entry* e) const {
+  const size_t b = bucket_of(e->key);
+  const std::vector<Slot>& bucket = buckets_[b];
+  size_t i = static_cast<size_t>(
+      std::partition_point(bucket.begin(), bucket.end(),
+                           [&](const Slot& s) { return before(s, e->key, e->name, e->born); }) -
+      bucket.begin());
+  LOCKSTEP_ASSERT_MSG(i < bucket.size() && bucket[i].entry == e,
+                      "NameLog: " + e->name + " is not kept where its order puts it");
+  return {b, i};
+}
+
+const NameLog::Entry* NameLog::first_from(size_t* b, size_t* i) const {
+  for (; *b < buckets_.size(); ++*b, *i = 0) {
+    if (*i < buckets_[*b].size()) return buckets_[*b][*i].entry;
+  }
+  return nullptr;
 }
 
 void NameLog::index(const Entry& e) {
   for (size_t i = 0; i < e.suffixes; ++i) suffixed_.insert(Suffixed{e.suffix[i], &e});
 }
 
-NameLog::Set::iterator NameLog::erase(Set::iterator it) {
-  for (size_t i = 0; i < it->suffixes; ++i) {
+void NameLog::erase(Entry* e) {
+  for (size_t i = 0; i < e->suffixes; ++i) {
     // One search (an erase by key searches for both ends of the key's range).
-    const auto s = suffixed_.find(Suffixed{it->suffix[i], &*it});
+    const auto s = suffixed_.find(Suffixed{e->suffix[i], e});
     LOCKSTEP_ASSERT(s != suffixed_.end());
     suffixed_.erase(s);
   }
-  return entries_.erase(it);
+  const auto [b, i] = locate(e);
+  buckets_[b].erase(buckets_[b].begin() + static_cast<std::ptrdiff_t>(i));
+  --count_;
+  ++shape_;
+  delete e;
 }
 
 bool NameLog::seen(const Entry& e) const {
@@ -58,24 +110,29 @@ bool NameLog::seen(const Entry& e) const {
 
 void NameLog::remove(uint64_t key, std::string_view name) {
   // The live entry of `name`: the last of its (key, name) run, since births only grow.
-  auto it = entries_.lower_bound(std::pair<uint64_t, std::string_view>{key, name});
-  while (it != entries_.end() && it->key == key && it->name == name && it->died != kAlive) ++it;
-  LOCKSTEP_ASSERT(it != entries_.end() && it->key == key && it->name == name);
-  remove(Place(it), name);
+  const std::vector<Slot>& bucket = buckets_[bucket_of(key)];
+  auto it = std::partition_point(bucket.begin(), bucket.end(),
+                                 [&](const Slot& s) { return before(s, key, name, 0); });
+  while (it != bucket.end() && it->key == key && it->entry->name == name &&
+         it->entry->died != kAlive) {
+    ++it;
+  }
+  LOCKSTEP_ASSERT(it != bucket.end() && it->key == key && it->entry->name == name);
+  remove(Place(it->entry), name);
 }
 
 void NameLog::remove(Place place, std::string_view name) {
-  LOCKSTEP_ASSERT_MSG(place.set_ && place.it_->died == kAlive && place.it_->name == name,
+  LOCKSTEP_ASSERT_MSG(place.e_ != nullptr && place.e_->died == kAlive && place.e_->name == name,
                       "NameLog::remove: " + std::string(name) + " is not at that place");
-  const Set::iterator it = place.it_;
+  Entry* e = place.e_;
   ++version_;
-  it->died = version_;
+  e->died = version_;
   --live_;
   wire_bytes_ -= 4 + name.size();
-  if (seen(*it)) {
-    dead_.push_back(it);  // an existing listing still shows it
+  if (seen(*e)) {
+    dead_.push_back(e);  // an existing listing still shows it
   } else {
-    erase(it);
+    erase(e);
   }
   collect();
 }
@@ -98,12 +155,12 @@ void NameLog::collect() {
     dead_.pop_front();
   }
   if (dead_.size() < collect_at_) return;
-  std::deque<Set::iterator> kept;
-  for (Set::iterator it : dead_) {
-    if (seen(*it)) {
-      kept.push_back(it);
+  std::deque<Entry*> kept;
+  for (Entry* e : dead_) {
+    if (seen(*e)) {
+      kept.push_back(e);
     } else {
-      erase(it);
+      erase(e);
     }
   }
   dead_.swap(kept);
@@ -143,15 +200,33 @@ Names::Names(std::vector<std::string> names) {
   rep_ = std::move(rep);
 }
 
+Names::const_iterator::const_iterator(const NameLog* log, uint64_t version, bool at_end)
+    : log_(log), shape_(log->shape_), version_(version) {
+  if (at_end) return;
+  e_ = log_->first_from(&bucket_, &pos_);
+  skip();
+}
+
+void Names::const_iterator::advance() {
+  if (shape_ != log_->shape_) {
+    // Names came or went (or a bucket split) since: find e_ again. It is still kept, since it
+    // is alive at version_, which this iterator's listing pins.
+    std::tie(bucket_, pos_) = log_->locate(e_);
+    shape_ = log_->shape_;
+  }
+  ++pos_;
+  e_ = log_->first_from(&bucket_, &pos_);
+}
+
 Names::const_iterator Names::begin() const {
   if (!rep_) return const_iterator();
-  if (rep_->log) return const_iterator(rep_->log.get(), rep_->log->entries_.begin(), rep_->version);
+  if (rep_->log) return const_iterator(rep_->log.get(), rep_->version, false);
   return const_iterator(rep_->names.data());
 }
 
 Names::const_iterator Names::end() const {
   if (!rep_) return const_iterator();
-  if (rep_->log) return const_iterator(rep_->log.get(), rep_->log->entries_.end(), rep_->version);
+  if (rep_->log) return const_iterator(rep_->log.get(), rep_->version, true);
   return const_iterator(rep_->names.data() + rep_->names.size());
 }
 

@@ -64,38 +64,49 @@ class NameLog : public std::enable_shared_from_this<NameLog> {
 
   size_t size() const { return live_; }
   // Entries kept for old listings (for tests and memory figures).
-  size_t kept() const { return entries_.size(); }
+  size_t kept() const { return count_; }
 
- private:
-  friend class Names;
-  struct Less {
-    using is_transparent = void;
-    bool operator()(const Entry& a, const Entry& b) const {
-      if (a.key != b.key) return a.key < b.key;
-      if (int c = a.name.compare(b.name); c != 0) return c < 0;
-      return a.born < b.born;
-    }
-    // (key, name) as a probe: before every entry of that name.
-    bool operator()(const Entry& a, const std::pair<uint64_t, std::string_view>& b) const {
-      return a.key != b.first ? a.key < b.first : a.name.compare(b.second) < 0;
-    }
-    bool operator()(const std::pair<uint64_t, std::string_view>& a, const Entry& b) const {
-      return a.first != b.key ? a.first < b.key : b.name.compare(a.second) >= 0;
-    }
-  };
-  using Set = std::set<Entry, Less>;
+  NameLog() = default;
+  NameLog(const NameLog&) = delete;
+  NameLog& operator=(const NameLog&) = delete;
+  ~NameLog();
 
- public:
   class Place {
    public:
     Place() = default;
 
    private:
     friend class NameLog;
-    explicit Place(Set::iterator it) : it_(it), set_(true) {}
-    Set::iterator it_;
-    bool set_ = false;
+    explicit Place(Entry* e) : e_(e) {}
+    Entry* e_ = nullptr;
   };
+
+ private:
+  friend class Names;
+  // The order of the entries, (key, name, born), without a tree: keys are uniform 64-bit
+  // hashes, so the entries are kept in 2^bits_ buckets by the key's top bits, each a vector
+  // sorted by that order holding the key beside the entry. An add or a remove by place reads
+  // the bucket's header and its few slots (a red-black tree of ten thousand names was a chain
+  // of a dozen cold nodes by a random key, the largest single cost of a grant among ten
+  // thousand clients). A bucket splits in two, in order, when the average passes kPerBucket.
+  // Entries are allocated one by one and never move: the suffix index, places and listing
+  // iterators point at them.
+  struct Slot {
+    uint64_t key;
+    Entry* entry;
+  };
+  static constexpr size_t kPerBucket = 8;
+  static bool before(const Slot& s, uint64_t key, std::string_view name, uint64_t born) {
+    if (s.key != key) return s.key < key;
+    if (const int c = s.entry->name.compare(name); c != 0) return c < 0;
+    return s.entry->born < born;
+  }
+  size_t bucket_of(uint64_t key) const { return bits_ == 0 ? 0 : key >> (64 - bits_); }
+  // The bucket and position of `e`. REQUIRES: e is kept.
+  std::pair<size_t, size_t> locate(const Entry* e) const;
+  // The first kept entry at or after position (b, i), and where it is; nullptr at the end.
+  const Entry* first_from(size_t* b, size_t* i) const;
+  void split();
 
  private:
   // A name under the value of one sequence suffix it ends in.
@@ -126,19 +137,23 @@ class NameLog : public std::enable_shared_from_this<NameLog> {
   };
   using SuffixSet = std::set<Suffixed, SuffixLess>;
   void index(const Entry& e);
-  Set::iterator erase(Set::iterator it);  // with its index entries
+  void erase(Entry* e);  // with its index entries
   // Is `e` in a listing that exists (a pinned version between its birth and its death)?
   bool seen(const Entry& e) const;
   void pin(uint64_t version) { ++pins_[version]; }
   void unpin(uint64_t version);
   void collect();  // drops what no pinned version can see (see the .cc)
 
-  Set entries_;
+  std::vector<std::vector<Slot>> buckets_ = std::vector<std::vector<Slot>>(1);
+  unsigned bits_ = 0;
+  size_t count_ = 0;  // entries kept
+  uint64_t shape_ =
+      0;  // bumped by every add and erase: a listing iterator then finds its place again
   SuffixSet suffixed_;
   uint64_t version_ = 0;
   size_t live_ = 0;
   size_t wire_bytes_ = 0;  // of the live names: 4-byte length + the name each
-  std::deque<Set::iterator> dead_;  // entries with died != kAlive still kept, oldest death first
+  std::deque<Entry*> dead_;  // entries with died != kAlive still kept, oldest death first
   size_t collect_at_ = 64;
   std::map<uint64_t, uint32_t> pins_;  // version -> Names reps alive at it
   std::weak_ptr<const void> current_;  // the rep of listing() at version_, while alive
@@ -155,13 +170,13 @@ class Names {
     using reference = const std::string&;
 
     const_iterator() = default;
-    reference operator*() const { return log_ != nullptr ? it_->name : *p_; }
+    reference operator*() const { return log_ != nullptr ? e_->name : *p_; }
     pointer operator->() const { return &**this; }
     const_iterator& operator++() {
       if (log_ == nullptr) {
         ++p_;
       } else {
-        ++it_;
+        advance();
         skip();
       }
       return *this;
@@ -172,22 +187,24 @@ class Names {
       return old;
     }
     friend bool operator==(const const_iterator& a, const const_iterator& b) {
-      return a.log_ != nullptr ? a.it_ == b.it_ : a.p_ == b.p_;
+      return a.log_ != nullptr ? a.e_ == b.e_ : a.p_ == b.p_;
     }
 
    private:
     friend class Names;
     explicit const_iterator(const std::string* p) : p_(p) {}
-    const_iterator(const NameLog* log, NameLog::Set::const_iterator it, uint64_t version)
-        : log_(log), it_(it), version_(version) {
-      skip();
-    }
-    void skip() {  // on to the next entry alive at version_
-      while (it_ != log_->entries_.end() && !(it_->born <= version_ && version_ < it_->died)) ++it_;
+    // At the log's first entry alive at `version` (begin), or at the end.
+    const_iterator(const NameLog* log, uint64_t version, bool at_end);
+    void advance();  // on to the next kept entry, finding its place again if the log changed
+    void skip() {    // on to the next entry alive at version_
+      while (e_ != nullptr && !(e_->born <= version_ && version_ < e_->died)) advance();
     }
     const std::string* p_ = nullptr;
     const NameLog* log_ = nullptr;
-    NameLog::Set::const_iterator it_;
+    const NameLog::Entry* e_ = nullptr;  // nullptr: the end
+    size_t bucket_ = 0;                  // where e_ was when the log's shape was shape_
+    size_t pos_ = 0;
+    uint64_t shape_ = 0;
     uint64_t version_ = 0;
   };
   using iterator = const_iterator;

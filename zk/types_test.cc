@@ -1,7 +1,12 @@
-// Tests of the contract's value types: sequence suffixes and the PRNG's reproducibility.
+// Tests of the contract's value types: sequence suffixes, name logs and their listings, and the
+// PRNG's reproducibility.
 #include "zk/types.h"
 
 #include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
 
 #include "zk/random.h"
 
@@ -94,6 +99,69 @@ TEST(NameLog, ARemoveByPlaceIsARemoveByName) {
   EXPECT_EQ(by_place->size(), 34u);
   EXPECT_DEATH(by_place->remove(places[1], "n-" + format_sequence(Sequence{2})),
                "not at that place");
+}
+
+TEST(NameLog, ListingsMatchAnOrderedModelThroughSplitsAndChangesMidIteration) {
+  // Random adds and removes over random 64-bit keys (a few shared by two names, so ties order
+  // by name), up to thousands of names so that the buckets split many times. Every listing made
+  // matches the model's (key, name) order at its version, also when it is read by an iterator
+  // that was left half-way while the log changed under it; a sweep of the suffix index finds
+  // what the listing holds.
+  Prng rng(2026);
+  auto log = std::make_shared<NameLog>();
+  std::map<std::pair<uint64_t, std::string>, int> model;  // live names
+  struct Held {
+    Names names;
+    std::vector<std::string> expected;
+    Names::const_iterator it;  // left part-way
+    size_t read = 0;
+  };
+  std::vector<Held> held;
+  std::vector<std::pair<uint64_t, std::string>> live;
+  int next = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const bool grow = step < 12000 ? rng.below(4) != 0 : rng.below(3) == 0;
+    if (grow || live.empty()) {
+      const uint64_t key =
+          live.empty() || rng.below(20) != 0 ? rng.next() : live[rng.below(live.size())].first;
+      const std::string name = "n-" + format_sequence(Sequence{next++});
+      log->add(key, name);
+      model[{key, name}] = 1;
+      live.emplace_back(key, name);
+    } else {
+      const size_t i = rng.below(live.size());
+      log->remove(live[i].first, live[i].second);
+      model.erase(live[i]);
+      live[i] = live.back();
+      live.pop_back();
+    }
+    if (rng.below(50) == 0) {
+      Held h{log->listing(), {}, {}, 0};
+      for (const auto& [kn, _] : model) h.expected.push_back(kn.second);
+      h.it = h.names.begin();
+      const size_t part = rng.below(h.expected.size() + 1);
+      for (; h.read < part; ++h.read, ++h.it) ASSERT_EQ(*h.it, h.expected[h.read]) << step;
+      held.push_back(std::move(h));
+    }
+    if (held.size() > 8 || (!held.empty() && rng.below(40) == 0)) {
+      Held& h = held[rng.below(held.size())];
+      for (; h.read < h.expected.size(); ++h.read, ++h.it) {
+        ASSERT_NE(h.it, h.names.end()) << step;
+        ASSERT_EQ(*h.it, h.expected[h.read]) << step;
+      }
+      EXPECT_EQ(h.it, h.names.end()) << step;
+      EXPECT_EQ(h.names, h.expected) << step;
+      size_t indexed = 0;
+      h.names.walk_before(next, "", [&](std::string_view, int32_t) { return ++indexed, true; });
+      EXPECT_EQ(indexed, h.expected.size()) << step;
+      h = std::move(held.back());
+      held.pop_back();
+    }
+  }
+  EXPECT_EQ(log->size(), model.size());
+  held.clear();
+  log->add(1, "after");  // collects what no listing sees now
+  EXPECT_EQ(log->kept(), model.size() + 1);
 }
 
 TEST(Prng, SameSeedSameStreamAndSplitsAreIndependent) {
