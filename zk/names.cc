@@ -85,17 +85,52 @@ const NameLog::Entry* NameLog::first_from(size_t* b, size_t* i) const {
   return nullptr;
 }
 
+void NameLog::SuffixIndex::insert(const Suffixed& item) {
+  ++size_;
+  Pos p = lower_bound(item);
+  if (p == end()) {
+    // After every item: onto the last block, or a new one when it is full (a lock's names
+    // come in this way, so the blocks behind stay full).
+    if (blocks_.empty() || blocks_.back().size() == kBlock) {
+      blocks_.push_back({item});
+      lasts_.push_back(item);
+      return;
+    }
+    blocks_.back().push_back(item);
+    lasts_.back() = item;
+    return;
+  }
+  std::vector<Suffixed>& block = blocks_[p.b];
+  block.insert(block.begin() + static_cast<std::ptrdiff_t>(p.i), item);
+  if (block.size() <= kBlock) return;
+  // Full: its second half becomes a block of its own.
+  std::vector<Suffixed> half(block.begin() + kBlock / 2, block.end());
+  block.resize(kBlock / 2);
+  lasts_[p.b] = block.back();
+  lasts_.insert(lasts_.begin() + static_cast<std::ptrdiff_t>(p.b + 1), half.back());
+  blocks_.insert(blocks_.begin() + static_cast<std::ptrdiff_t>(p.b + 1), std::move(half));
+}
+
+void NameLog::SuffixIndex::erase(const Suffixed& item) {
+  const Pos p = lower_bound(item);
+  LOCKSTEP_ASSERT(p != end() && at(p).entry == item.entry);
+  std::vector<Suffixed>& block = blocks_[p.b];
+  block.erase(block.begin() + static_cast<std::ptrdiff_t>(p.i));
+  --size_;
+  if (block.empty()) {
+    blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(p.b));
+    lasts_.erase(lasts_.begin() + static_cast<std::ptrdiff_t>(p.b));
+  } else {
+    lasts_[p.b] = block.back();
+  }
+}
+
 void NameLog::index(const Entry& e) {
   for (size_t i = 0; i < e.suffixes; ++i) suffixed_.insert(Suffixed{e.suffix[i], &e});
 }
 
 void NameLog::erase(Entry* e) {
-  for (size_t i = 0; i < e->suffixes; ++i) {
-    // One search (an erase by key searches for both ends of the key's range).
-    const auto s = suffixed_.find(Suffixed{e->suffix[i], e});
-    LOCKSTEP_ASSERT(s != suffixed_.end());
-    suffixed_.erase(s);
-  }
+  for (size_t i = 0; i < e->suffixes; ++i) suffixed_.erase(Suffixed{e->suffix[i], e});
   const auto [b, i] = locate(e);
   buckets_[b].erase(buckets_[b].begin() + static_cast<std::ptrdiff_t>(i));
   --count_;
@@ -243,11 +278,13 @@ const std::vector<std::string>& Names::vector() const {
 
 bool Names::has_suffixed(int32_t seq, std::string_view name) const {
   if (!indexed()) return false;
-  const NameLog::SuffixSet& idx = rep_->log->suffixed_;
+  const NameLog::SuffixIndex& idx = rep_->log->suffixed_;
   const uint64_t v = rep_->version;
-  for (auto it = idx.lower_bound(NameLog::Probe{seq, name});
-       it != idx.end() && it->seq == seq && it->entry->name == name; ++it) {
-    if (it->entry->born <= v && v < it->entry->died) return true;
+  for (auto pos = idx.lower_bound(NameLog::Probe{seq, name});
+       pos != idx.end() && idx.at(pos).seq == seq && idx.at(pos).entry->name == name;
+       idx.next(&pos)) {
+    const NameLog::Entry& e = *idx.at(pos).entry;
+    if (e.born <= v && v < e.died) return true;
   }
   return false;
 }

@@ -14,6 +14,7 @@
 // Single-threaded, like the simulator: a NameLog and the Names made from it stay on one thread.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -21,7 +22,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -118,24 +118,71 @@ class NameLog : public std::enable_shared_from_this<NameLog> {
     int32_t seq;
     std::string_view name;
   };
+  // The order (seq, name, born). Sequence values first: a name is read only when they tie (in
+  // a lock's directory, almost never), since each read is a load from another block (the
+  // entry, then the name's characters).
   struct SuffixLess {
-    using is_transparent = void;
-    static int cmp(int32_t sa, std::string_view na, int32_t sb, std::string_view nb) {
-      if (sa != sb) return sa < sb ? -1 : 1;
-      return na.compare(nb);
-    }
     bool operator()(const Suffixed& a, const Suffixed& b) const {
-      const int c = cmp(a.seq, a.entry->name, b.seq, b.entry->name);
+      if (a.seq != b.seq) return a.seq < b.seq;
+      const int c = a.entry->name.compare(b.entry->name);
       return c != 0 ? c < 0 : a.entry->born < b.entry->born;
     }
-    bool operator()(const Suffixed& a, const Probe& b) const {
-      return cmp(a.seq, a.entry->name, b.seq, b.name) < 0;
-    }
-    bool operator()(const Probe& a, const Suffixed& b) const {
-      return cmp(a.seq, a.name, b.seq, b.entry->name) <= 0;
+    bool operator()(const Suffixed& a, const Probe& b) const {  // a is before every entry of b
+      if (a.seq != b.seq) return a.seq < b.seq;
+      return std::string_view(a.entry->name).compare(b.name) < 0;
     }
   };
-  using SuffixSet = std::set<Suffixed, SuffixLess>;
+  // The suffix index: its items in that order, in blocks of at most kBlock, with each block's
+  // last item also kept in one array to search. A lock's names are added at the end (their
+  // values grow) and leave from the front, so the blocks at both ends stay in the cache and a
+  // look-up reads the array and one block; a red-black tree's nodes at the front were each
+  // last touched when their name was added, a directory's length of grants before.
+  class SuffixIndex {
+   public:
+    struct Pos {  // an item's place; {block count, 0} is the end
+      size_t b = 0;
+      size_t i = 0;
+      friend bool operator==(const Pos&, const Pos&) = default;
+    };
+    size_t size() const { return size_; }
+    Pos begin() const { return {}; }
+    Pos end() const { return {blocks_.size(), 0}; }
+    const Suffixed& at(Pos p) const { return blocks_[p.b][p.i]; }
+    void next(Pos* p) const {
+      if (++p->i == blocks_[p->b].size()) *p = {p->b + 1, 0};
+    }
+    // REQUIRES: *p is not begin().
+    void prev(Pos* p) const {
+      if (p->i > 0) {
+        --p->i;
+      } else {
+        --p->b;
+        p->i = blocks_[p->b].size() - 1;
+      }
+    }
+    // The first item not before `key` (a Probe: before every entry of its (seq, name); an
+    // item: itself).
+    template <class Key>
+    Pos lower_bound(const Key& key) const {
+      const SuffixLess less;
+      const auto block = std::partition_point(
+          lasts_.begin(), lasts_.end(), [&](const Suffixed& last) { return less(last, key); });
+      const size_t b = static_cast<size_t>(block - lasts_.begin());
+      if (b == blocks_.size()) return end();
+      const std::vector<Suffixed>& items = blocks_[b];
+      const auto at = std::partition_point(items.begin(), items.end(),
+                                           [&](const Suffixed& item) { return less(item, key); });
+      return {b, static_cast<size_t>(at - items.begin())};
+    }
+    void insert(const Suffixed& item);
+    void erase(const Suffixed& item);  // REQUIRES: it is in the index
+
+   private:
+    static constexpr size_t kBlock = 64;
+    std::vector<std::vector<Suffixed>> blocks_;  // each not empty
+    std::vector<Suffixed> lasts_;                // lasts_[b] is blocks_[b].back()
+    size_t size_ = 0;
+  };
   void index(const Entry& e);
   void erase(Entry* e);  // with its index entries
   // Is `e` in a listing that exists (a pinned version between its birth and its death)?
@@ -149,7 +196,7 @@ class NameLog : public std::enable_shared_from_this<NameLog> {
   size_t count_ = 0;  // entries kept
   uint64_t shape_ =
       0;  // bumped by every add and erase: a listing iterator then finds its place again
-  SuffixSet suffixed_;
+  SuffixIndex suffixed_;
   uint64_t version_ = 0;
   size_t live_ = 0;
   size_t wire_bytes_ = 0;  // of the live names: 4-byte length + the name each
@@ -261,19 +308,20 @@ class Names {
 template <class Visit>
 bool Names::walk_before(int32_t reference, std::string_view name, Visit visit) const {
   if (!indexed()) return false;
-  const NameLog::SuffixSet& idx = rep_->log->suffixed_;
+  const NameLog::SuffixIndex& idx = rep_->log->suffixed_;
   const uint64_t v = rep_->version;
-  auto it = idx.lower_bound(NameLog::Probe{reference, name});
+  auto pos = idx.lower_bound(NameLog::Probe{reference, name});
   // The names before ours make one arc of the circle of 32-bit values, ending just below ours:
   // walk it backwards, wrapping from the smallest value to the largest.
   for (size_t n = 0; n < idx.size(); ++n) {
-    if (it == idx.begin()) it = idx.end();
-    --it;
+    if (pos == idx.begin()) pos = idx.end();
+    idx.prev(&pos);
+    const NameLog::Suffixed& item = idx.at(pos);
     const int32_t serial =
-        static_cast<int32_t>(static_cast<uint32_t>(it->seq) - static_cast<uint32_t>(reference));
-    if (serial > 0 || (serial == 0 && it->entry->name >= name)) break;
-    const NameLog::Entry& e = *it->entry;
-    if (e.born <= v && v < e.died && !visit(std::string_view(e.name), it->seq)) break;
+        static_cast<int32_t>(static_cast<uint32_t>(item.seq) - static_cast<uint32_t>(reference));
+    if (serial > 0 || (serial == 0 && item.entry->name >= name)) break;
+    const NameLog::Entry& e = *item.entry;
+    if (e.born <= v && v < e.died && !visit(std::string_view(e.name), item.seq)) break;
   }
   return true;
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -103,41 +104,58 @@ TEST(NameLog, ARemoveByPlaceIsARemoveByName) {
 
 TEST(NameLog, ListingsMatchAnOrderedModelThroughSplitsAndChangesMidIteration) {
   // Random adds and removes over random 64-bit keys (a few shared by two names, so ties order
-  // by name), up to thousands of names so that the buckets split many times. Every listing made
-  // matches the model's (key, name) order at its version, also when it is read by an iterator
-  // that was left half-way while the log changed under it; a sweep of the suffix index finds
-  // what the listing holds.
+  // by name), up to thousands of names so that the buckets split many times. Names end in a
+  // sequence suffix: mostly growing values, as a lock's, some random (inserts amid the suffix
+  // index's blocks) and some repeating a live name's value (ties order by name). Every listing
+  // made matches the model's (key, name) order at its version, also when it is read by an
+  // iterator that was left part-way while the log changed under it; its walks back from a
+  // random value visit what the model says in the model's order, and it has the suffixed names
+  // it holds and not the ones added after it.
   Prng rng(2026);
   auto log = std::make_shared<NameLog>();
-  std::map<std::pair<uint64_t, std::string>, int> model;  // live names
+  struct Live {
+    uint64_t key;
+    std::string name;
+    int32_t seq;
+  };
+  std::map<std::pair<uint64_t, std::string>, int32_t> model;  // live names -> suffix value
   struct Held {
     Names names;
     std::vector<std::string> expected;
-    Names::const_iterator it;  // left part-way
+    std::vector<std::pair<int32_t, std::string>> items;  // (suffix value, name)
+    Names::const_iterator it;                            // left part-way
     size_t read = 0;
   };
   std::vector<Held> held;
-  std::vector<std::pair<uint64_t, std::string>> live;
-  int next = 0;
+  std::vector<Live> live;
+  int32_t next = 0;
   for (int step = 0; step < 20000; ++step) {
     const bool grow = step < 12000 ? rng.below(4) != 0 : rng.below(3) == 0;
     if (grow || live.empty()) {
       const uint64_t key =
-          live.empty() || rng.below(20) != 0 ? rng.next() : live[rng.below(live.size())].first;
-      const std::string name = "n-" + format_sequence(Sequence{next++});
+          live.empty() || rng.below(20) != 0 ? rng.next() : live[rng.below(live.size())].key;
+      const uint64_t kind = rng.below(20);
+      const int32_t seq = kind < 15                   ? next++
+                          : kind < 19 || live.empty() ? static_cast<int32_t>(rng.below(INT32_MAX))
+                                                      : live[rng.below(live.size())].seq;
+      // (No dash before the suffix: "-1618268234" would index the name under a second value.)
+      const std::string name = "n" + std::to_string(step) + "_" + format_sequence(Sequence{seq});
       log->add(key, name);
-      model[{key, name}] = 1;
-      live.emplace_back(key, name);
+      model[{key, name}] = seq;
+      live.push_back({key, name, seq});
     } else {
       const size_t i = rng.below(live.size());
-      log->remove(live[i].first, live[i].second);
-      model.erase(live[i]);
+      log->remove(live[i].key, live[i].name);
+      model.erase({live[i].key, live[i].name});
       live[i] = live.back();
       live.pop_back();
     }
     if (rng.below(50) == 0) {
-      Held h{log->listing(), {}, {}, 0};
-      for (const auto& [kn, _] : model) h.expected.push_back(kn.second);
+      Held h{log->listing(), {}, {}, {}, 0};
+      for (const auto& [kn, seq] : model) {
+        h.expected.push_back(kn.second);
+        h.items.emplace_back(seq, kn.second);
+      }
       h.it = h.names.begin();
       const size_t part = rng.below(h.expected.size() + 1);
       for (; h.read < part; ++h.read, ++h.it) ASSERT_EQ(*h.it, h.expected[h.read]) << step;
@@ -151,9 +169,35 @@ TEST(NameLog, ListingsMatchAnOrderedModelThroughSplitsAndChangesMidIteration) {
       }
       EXPECT_EQ(h.it, h.names.end()) << step;
       EXPECT_EQ(h.names, h.expected) << step;
-      size_t indexed = 0;
-      h.names.walk_before(next, "", [&](std::string_view, int32_t) { return ++indexed, true; });
-      EXPECT_EQ(indexed, h.expected.size()) << step;
+      // A walk back from a random value (or a held name's): every name serially before it,
+      // nearest first, names of one value in descending order.
+      const int32_t from = h.items.empty() || rng.below(2) == 0
+                               ? static_cast<int32_t>(rng.next())
+                               : h.items[rng.below(h.items.size())].first;
+      auto serial = [&](int32_t seq) {
+        return static_cast<int32_t>(static_cast<uint32_t>(seq) - static_cast<uint32_t>(from));
+      };
+      std::vector<std::pair<int32_t, std::string>> want;
+      for (const auto& item : h.items) {
+        if (serial(item.first) < 0) want.push_back(item);
+      }
+      std::sort(want.begin(), want.end(), [&](const auto& x, const auto& y) {
+        if (serial(x.first) != serial(y.first)) return serial(x.first) > serial(y.first);
+        return x.second > y.second;
+      });
+      std::vector<std::pair<int32_t, std::string>> got;
+      EXPECT_TRUE(h.names.walk_before(from, "", [&](std::string_view name, int32_t seq) {
+        got.emplace_back(seq, std::string(name));
+        return true;
+      }));
+      EXPECT_EQ(got, want) << step;
+      for (const auto& [seq, name] : h.items) EXPECT_TRUE(h.names.has_suffixed(seq, name));
+      if (!live.empty()) {
+        const Live& l = live.back();
+        const bool listed =
+            std::find(h.expected.begin(), h.expected.end(), l.name) != h.expected.end();
+        EXPECT_EQ(h.names.has_suffixed(l.seq, l.name), listed) << step;
+      }
       h = std::move(held.back());
       held.pop_back();
     }
