@@ -315,6 +315,9 @@ void DataTree::apply(const Txn& txn, std::vector<Trigger>* triggers) {
 }
 
 void DataTree::apply_create(const Txn& txn, std::vector<Trigger>* triggers) {
+  // The owner's count (below) is a look-up among thousands of sessions: its slot is asked for
+  // now, so that it comes in while the parent and its name log are read.
+  if (zk::is_session_owner(txn.session)) ephemerals_.prefetch(txn.session.value);
   const auto [path, parent_path] = hashed_paths(txn);
   Node* parent = nodes_.find(parent_path);
   LOCKSTEP_ASSERT(parent != nullptr);
@@ -350,9 +353,8 @@ void DataTree::apply_delete(const HashedPath& path, const HashedPath& parent_pat
   LOCKSTEP_ASSERT(node.has_value());
   LOCKSTEP_ASSERT(node->child_count() == 0);  // invariant 1: no node loses its parent
   if (node->extended_type.valid()) reapable_.erase(std::string(path.path()));
-  if (const zk::SessionId owner = node->stat.ephemeral_owner; zk::is_session_owner(owner)) {
-    ephemerals_.decrement(owner.value);
-  }
+  const zk::SessionId owner = node->stat.ephemeral_owner;
+  if (zk::is_session_owner(owner)) ephemerals_.prefetch(owner.value);  // counted down last
   const zk::NameLog::Place place = node->place_in_parent;
   Node* parent = nodes_.find(parent_path);
   LOCKSTEP_ASSERT(parent != nullptr);
@@ -362,6 +364,7 @@ void DataTree::apply_delete(const HashedPath& path, const HashedPath& parent_pat
   parent->stat.cversion++;
   parent->stat.pzxid = zxid;
   parent->stat.num_children--;
+  if (zk::is_session_owner(owner)) ephemerals_.decrement(owner.value);
   triggers->push_back(Trigger{path, zk::EventType::kDeleted});
   triggers->push_back(Trigger{parent_path, zk::EventType::kChildrenChanged});
 }
