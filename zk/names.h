@@ -108,7 +108,6 @@ class NameLog : public std::enable_shared_from_this<NameLog> {
   const Entry* first_from(size_t* b, size_t* i) const;
   void split();
 
- private:
   // A name under the value of one sequence suffix it ends in.
   struct Suffixed {
     int32_t seq = 0;
@@ -194,8 +193,8 @@ class NameLog : public std::enable_shared_from_this<NameLog> {
   std::vector<std::vector<Slot>> buckets_ = std::vector<std::vector<Slot>>(1);
   unsigned bits_ = 0;
   size_t count_ = 0;  // entries kept
-  uint64_t shape_ =
-      0;  // bumped by every add and erase: a listing iterator then finds its place again
+  // Bumped by every add, erase and split: a listing iterator then finds its place again.
+  uint64_t shape_ = 0;
   SuffixIndex suffixed_;
   uint64_t version_ = 0;
   size_t live_ = 0;
