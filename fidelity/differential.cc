@@ -249,6 +249,9 @@ std::optional<size_t> compare_runs(const Sequence& seq, const std::string& root,
 }
 
 bool disturbed(const RunResult& sim, const RunResult& real) {
+  // The real run stopped short where the simulator's finished: its sessions did not connect in
+  // time (a starved ensemble), or its body ran past the limit.
+  if (sim.completed && !real.completed) return true;
   auto disconnected = [](const RawOutcome& o) {
     std::array<bool, kSlots> slots{};
     for (const RawEvent& e : o.events) {

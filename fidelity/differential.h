@@ -120,10 +120,12 @@ Report run_differential(const Options& options,
 // (its subscription's kConnecting) on the real server and not on the simulator. No operation of
 // a sequence makes a server drop a connection without the simulator dropping it too; a loaded
 // machine does (a JVM or the client thread stalled past 2/3 of the 2 s session timeout, and the
-// C client gave the connection up). run_differential() runs such a sequence again, both sides,
-// under a fresh root, up to kDisturbedReruns times, and counts the reruns; a difference every
-// rerun shows is a mismatch like any other (a disconnect only the simulator shows never causes
-// a rerun).
+// C client gave the connection up). So is a real run that stopped short where the simulator's
+// finished: its sessions did not connect within the driver's limit, or its body ran past the
+// run's (seen once in CI: a saved ensemble case gave 0 of its 14 operations and was not rerun).
+// run_differential() runs such a sequence again, both sides, under a fresh root, up to
+// kDisturbedReruns times, and counts the reruns; a difference every rerun shows is a mismatch like
+// any other (a disconnect only the simulator shows never causes a rerun).
 constexpr int kDisturbedReruns = 3;
 bool disturbed(const RunResult& sim, const RunResult& real);
 

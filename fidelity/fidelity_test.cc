@@ -129,9 +129,10 @@ TEST(FidelityCompare, AChangedReplyIsAMismatchOfItsKind) {
 
 TEST(FidelityCompare, OnlyADisconnectTheRealSideAloneShowsMakesARunDisturbed) {
   // disturbed() (a rerun, not a verdict) fires for a real-side disconnect the simulator did not
-  // show at that operation, and for nothing else: not for the same disconnect on both sides,
-  // not for one the simulator alone shows (that is a mismatch to report), not for one at
-  // another operation of the same slot, not for a disconnect of the other slot.
+  // show at that operation, and for a real run that stopped short, and for nothing else: not
+  // for the same disconnect on both sides, not for one the simulator alone shows (that is a
+  // mismatch to report), not for one at another operation of the same slot, not for a
+  // disconnect of the other slot.
   const Sequence seq = generate(9, 40, GenerateOptions{.servers = 3});
   const RunResult a = run_on_sim(seq, "/ls9", 9, 3);
   ASSERT_TRUE(a.completed);
@@ -151,6 +152,17 @@ TEST(FidelityCompare, OnlyADisconnectTheRealSideAloneShowsMakesARunDisturbed) {
   watch_only.outcomes[12].events.push_back(
       RawEvent{1, zk::EventType::kSession, zk::SessionState::kConnecting, "/ls9/d", false});
   EXPECT_FALSE(disturbed(a, watch_only));
+  // A real run that stopped short (did not connect, or ran past its limit) where the
+  // simulator's finished is disturbed; one where both stopped short, or only the simulator's,
+  // is not (a mismatch to report).
+  RunResult short_real;  // what the real side gives when its sessions never connected
+  EXPECT_TRUE(disturbed(a, short_real));
+  RunResult cut_real = a;
+  cut_real.completed = false;
+  cut_real.outcomes.resize(5);
+  EXPECT_TRUE(disturbed(a, cut_real));
+  EXPECT_FALSE(disturbed(cut_real, a));
+  EXPECT_FALSE(disturbed(cut_real, short_real));
   // A disturbed run still compares as a mismatch: the rerun is the only leniency.
   Report report;
   EXPECT_EQ(compare_runs(seq, "/ls9", 9, a, real, 1, &report), std::optional<size_t>(12));
