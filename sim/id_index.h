@@ -6,8 +6,9 @@
 // A std::map lookup among 10,000 sessions chases a dozen scattered tree nodes; here it reads one
 // slot of a flat array (id, pointer or count). Open addressing with linear probing over a
 // power-of-two array, at most half full; a slot's place is the top bits of the id times a 64-bit
-// odd constant; erase shifts the rest of its run back (no tombstones). Lookups only: it has no
-// iteration, so its order cannot show.
+// odd constant; erase shifts the rest of its run back (no tombstones). Lookups, and for IdIndex
+// a sweep of its slots that only the session audit makes (it asserts and logs nothing), so the
+// table's order cannot show in a run.
 #pragma once
 
 #include <cstddef>
