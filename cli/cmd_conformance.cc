@@ -46,11 +46,12 @@ int run_saved_cases(const Args& args, const std::string& dir, const Io& io) {
     const bool ok = run.sim.empty() && run.real.empty();
     failed += ok ? 0 : 1;
     io.out << (ok ? "ok    " : "DIFF  ") << name << " (simulator"
-              << (run.real_ran ? " and real server" : "") << " against the recorded answers)"
-              << (run.reruns > 0 ? ", real run again " + std::to_string(run.reruns) +
-                                       "x (a session dropped by a loaded machine)"
-                                 : std::string())
-              << "\n";
+           << (run.real_ran ? " and real server" : "") << " against the recorded answers)"
+           << (run.reruns.empty() ? std::string()
+                                  : ", real run again " + std::to_string(run.reruns.size()) +
+                                        "x (disturbed by a loaded machine)")
+           << "\n";
+    for (const std::string& why : run.reruns) io.out << "  rerun:     " << why << "\n";
     for (const std::string& d : run.sim) io.out << "  simulator: " << d << "\n";
     for (const std::string& d : run.real) io.out << "  real:      " << d << "\n";
   }
@@ -155,10 +156,12 @@ int run_conformance(const Command& self, const Args& args, const Io& io) {
             << "mismatches: " << r.mismatched_ops << " operations in " << r.mismatched_sequences
             << " sequences\n";
   for (const auto& [kind, count] : r.by_kind) io.out << "  " << kind << ": " << count << "\n";
-  if (r.disturbed_reruns > 0) {
-    io.out << "reruns: " << r.disturbed_reruns
-           << " (a real session dropped its connection where the simulator's did not; the "
-              "sequence ran again on both sides; a loaded machine does this)\n";
+  if (!r.reruns.empty()) {
+    io.out << "reruns: " << r.reruns.size()
+           << " (a real session dropped its connection where the simulator's did not, or the "
+              "real run stopped short; the sequence ran again on both sides; a loaded machine "
+              "does this)\n";
+    for (const std::string& why : r.reruns) io.out << "  rerun: " << why << "\n";
   }
   if (r.timed_ops > 0) {
     io.out << "timing: " << r.timed_ops << " timed operations; largest |sim - real| by event:";

@@ -220,7 +220,8 @@ std::vector<std::string> check_case(const Case& c, const RunResult& run, const s
   }
   if (!run.completed) {
     out.push_back("the run did not complete (" + std::to_string(run.outcomes.size()) + " of " +
-                  std::to_string(c.operations.size()) + " operations)");
+                  std::to_string(c.operations.size()) +
+                  " operations): " + (run.stopped.empty() ? "it stopped early" : run.stopped));
   }
   return out;
 }

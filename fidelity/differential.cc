@@ -35,6 +35,12 @@ class SimDriver final : public Driver {
     drive_until([this] { return connected(); }, kConnectLimit);
   }
 
+  bool connected() const {
+    for (sim::Client* c : clients_) {
+      if (c->state() != zk::SessionState::kConnected) return false;
+    }
+    return true;
+  }
   std::string name() const override { return "sim"; }
   zk::Session& session(int slot) override { return *clients_[slot]; }
   void reopen(int slot) override { clients_[slot]->reopen(); }
@@ -80,12 +86,6 @@ class SimDriver final : public Driver {
     f.client = static_cast<uint32_t>(slot + 1);
     f.duration = duration;
     world_.inject(f);
-  }
-  bool connected() const {
-    for (sim::Client* c : clients_) {
-      if (c->state() != zk::SessionState::kConnected) return false;
-    }
-    return true;
   }
   template <class Pred>
   bool drive_until(Pred done, zk::Duration limit) {
@@ -190,6 +190,14 @@ class RealDriver final : public Driver {
   std::string restart_error_;
 };
 
+// The run of a driver whose sessions did not all connect: nothing ran.
+RunResult not_connected() {
+  RunResult r;
+  r.stopped =
+      "its sessions did not all connect within " + std::to_string(kConnectLimit.ms() / 1000) + " s";
+  return r;
+}
+
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + v[i];
@@ -200,6 +208,7 @@ std::string join(const std::vector<std::string>& v) {
 
 RunResult run_on_sim(const Sequence& seq, const std::string& root, uint64_t seed, int servers) {
   SimDriver sim(seed, servers, GenerateOptions{}.session_timeout);
+  if (!sim.connected()) return not_connected();
   return run_sequence(sim, seq, root);
 }
 
@@ -240,18 +249,21 @@ std::optional<size_t> compare_runs(const Sequence& seq, const std::string& root,
     if (report->shown.size() < shown) {
       report->shown.push_back(Mismatch{sequence_seed, n, n < seq.size() ? to_string(seq[n]) : "",
                                        "incomplete",
-                                       sim.completed ? "completed" : "did not complete",
-                                       real.completed ? "completed" : "did not complete"});
+                                       sim.completed ? "completed" : "stopped: " + sim.stopped,
+                                       real.completed ? "completed" : "stopped: " + real.stopped});
     }
   }
   if (first) report->mismatched_sequences++;
   return first;
 }
 
-bool disturbed(const RunResult& sim, const RunResult& real) {
+std::string disturbance(const RunResult& sim, const RunResult& real) {
   // The real run stopped short where the simulator's finished: its sessions did not connect in
   // time (a starved ensemble), or its body ran past the limit.
-  if (sim.completed && !real.completed) return true;
+  if (sim.completed && !real.completed) {
+    return "the real run stopped where the simulator's completed: " +
+           (real.stopped.empty() ? std::string("it stopped early") : real.stopped);
+  }
   auto disconnected = [](const RawOutcome& o) {
     std::array<bool, kSlots> slots{};
     for (const RawEvent& e : o.events) {
@@ -264,10 +276,17 @@ bool disturbed(const RunResult& sim, const RunResult& real) {
     const std::array<bool, kSlots> s = disconnected(sim.outcomes[i]);
     const std::array<bool, kSlots> r = disconnected(real.outcomes[i]);
     for (int slot = 0; slot < kSlots; ++slot) {
-      if (r[slot] && !s[slot]) return true;
+      if (r[slot] && !s[slot]) {
+        return "slot " + std::to_string(slot) + "'s real session dropped its connection at op #" +
+               std::to_string(i) + ", where the simulator's did not";
+      }
     }
   }
-  return false;
+  return "";
+}
+
+bool disturbed(const RunResult& sim, const RunResult& real) {
+  return !disturbance(sim, real).empty();
 }
 
 namespace {
@@ -278,7 +297,7 @@ RunResult run_on_real(real::Cluster& cluster, const Sequence& seq, const std::st
                       uint64_t seed, std::string* setup_error) {
   RunResult real;
   RealDriver driver(cluster, seed, GenerateOptions{}.session_timeout);
-  if (driver.connected()) real = run_sequence(driver, seq, root);
+  real = driver.connected() ? run_sequence(driver, seq, root) : not_connected();
   if (!driver.error().empty() && setup_error->empty()) *setup_error = driver.error();
   if (!driver.restart_error().empty() && setup_error->empty()) {
     *setup_error = "a server restart failed: " + driver.restart_error();
@@ -288,17 +307,20 @@ RunResult run_on_real(real::Cluster& cluster, const Sequence& seq, const std::st
 
 // Runs `seq` on both backends under `root`; a run that disturbed() calls disturbed by the
 // machine is run again (both sides, after the cluster is made whole) under a fresh root
-// ("<root>-r1", ...), at most kDisturbedReruns times; *reruns counts the reruns. What the last
-// runs give is compared like any other: a difference that every rerun shows is a mismatch.
+// ("<root>-r1", ...), at most kDisturbedReruns times; each rerun adds to *reruns why it was
+// made (disturbance()). What the last runs give is compared like any other: a difference that
+// every rerun shows is a mismatch.
 std::pair<RunResult, RunResult> run_both(real::Cluster& cluster, const Sequence& seq,
                                          std::string* root, uint64_t seed, int servers,
-                                         std::string* setup_error, uint64_t* reruns) {
+                                         std::string* setup_error,
+                                         std::vector<std::string>* reruns) {
   const std::string base = *root;
   RunResult sim = run_on_sim(seq, *root, seed, servers);
   RunResult real = run_on_real(cluster, seq, *root, seed, setup_error);
-  for (int rerun = 1; rerun <= kDisturbedReruns && setup_error->empty() && disturbed(sim, real);
-       ++rerun) {
-    ++*reruns;
+  for (int rerun = 1; rerun <= kDisturbedReruns && setup_error->empty(); ++rerun) {
+    std::string why = disturbance(sim, real);
+    if (why.empty()) break;
+    reruns->push_back(*root + ": " + why);
     const std::string e = real::ensure_healthy(cluster, 30000);
     if (!e.empty()) {
       *setup_error = "the cluster was not whole before a rerun: " + e;
@@ -341,7 +363,7 @@ std::string shrink_and_save(real::Cluster& cluster, const Options& options, uint
   uint64_t runs = 0;  // a fresh root for each of the shrinker's runs on the one server
   auto differs = [&](const Sequence& candidate) {
     std::string root = "/lss" + std::to_string(seed) + "-" + std::to_string(++runs);
-    uint64_t reruns = 0;
+    std::vector<std::string> reruns;
     const auto [sim, real] =
         run_both(cluster, candidate, &root, seed, options.servers, &setup_error, &reruns);
     Report scratch;
@@ -372,7 +394,8 @@ std::string shrink_and_save(real::Cluster& cluster, const Options& options, uint
   const std::string root = "/lsr" + std::to_string(seed) + "-" + std::to_string(++runs);
   const RunResult real = run_on_real(cluster, c.operations, root, seed, &setup_error);
   if (!real.completed || !setup_error.empty()) {
-    *why = "the shrunk sequence did not complete on the real server " + setup_error;
+    *why = "the shrunk sequence did not complete on the real server: " +
+           (setup_error.empty() ? real.stopped : setup_error);
     return "";
   }
   c.real = normalized(c.operations, real, root);
@@ -400,8 +423,8 @@ Report run_differential(const Options& options,
     const uint64_t seed = options.seed + i;
     const Sequence seq = generate(seed, options.ops, g);
     std::string root = "/ls" + std::to_string(seed);
-    const auto [sim, real] = run_both(cluster, seq, &root, seed, options.servers,
-                                      &report.setup_error, &report.disturbed_reruns);
+    const auto [sim, real] =
+        run_both(cluster, seq, &root, seed, options.servers, &report.setup_error, &report.reruns);
     if (keep_going && !keep_going(i)) {
       report.stopped = true;
       break;
@@ -449,7 +472,8 @@ RecordResult record_case(const Options& options, const std::string& name, const 
   const RunResult real =
       run_on_real(*started.cluster, c.operations, root, options.seed, &setup_error);
   if (!setup_error.empty() || !real.completed) {
-    out.error = "the sequence did not complete on the real server " + setup_error;
+    out.error = "the sequence did not complete on the real server: " +
+                (setup_error.empty() ? real.stopped : setup_error);
     return out;
   }
   c.real = normalized(c.operations, real, root);

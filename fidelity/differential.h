@@ -72,8 +72,8 @@ struct Report {
   uint64_t timed_ops = 0;
   std::map<std::string, int64_t> skew_ms;
   std::vector<Mismatch> shown;
-  // Sequences run again because the real run was disturbed (disturbed() below).
-  uint64_t disturbed_reruns = 0;
+  // Each run again because the real run was disturbed (disturbance() below): "<root>: why".
+  std::vector<std::string> reruns;
   std::vector<std::string> saved;      // "path (N operations)" of every case saved
   std::vector<std::string> not_saved;  // why a mismatching sequence was not saved
 };
@@ -97,7 +97,8 @@ struct CaseRun {
   std::vector<std::string> sim;
   std::vector<std::string> real;
   bool real_ran = false;
-  uint64_t reruns = 0;  // real runs disturbed by the machine and run again (disturbed())
+  // Real runs disturbed by the machine and run again: "<root>: why" (disturbance()).
+  std::vector<std::string> reruns;
 };
 CaseRun run_case(const Case& c, real::Cluster* cluster, uint64_t seed);
 
@@ -128,6 +129,9 @@ Report run_differential(const Options& options,
 // any other (a disconnect only the simulator shows never causes a rerun).
 constexpr int kDisturbedReruns = 3;
 bool disturbed(const RunResult& sim, const RunResult& real);
+// Why a real run is disturbed (which slot dropped at which operation, or how the real run
+// stopped short), or "" when it is not: what a report says of each rerun.
+std::string disturbance(const RunResult& sim, const RunResult& real);
 
 // The simulator side alone (for tests of the tester itself): a fresh World seeded `seed`.
 RunResult run_on_sim(const Sequence& seq, const std::string& root, uint64_t seed, int servers = 1);

@@ -163,10 +163,46 @@ TEST(FidelityCompare, OnlyADisconnectTheRealSideAloneShowsMakesARunDisturbed) {
   EXPECT_TRUE(disturbed(a, cut_real));
   EXPECT_FALSE(disturbed(cut_real, a));
   EXPECT_FALSE(disturbed(cut_real, short_real));
+  // What a report says of each rerun.
+  EXPECT_EQ(disturbance(a, real),
+            "slot 1's real session dropped its connection at op #12, "
+            "where the simulator's did not");
+  EXPECT_EQ(disturbance(a, a), "");
+  cut_real.stopped = "the run passed its limit of 600 s after 5 of 40 operations";
+  EXPECT_EQ(disturbance(a, cut_real),
+            "the real run stopped where the simulator's completed: " + cut_real.stopped);
   // A disturbed run still compares as a mismatch: the rerun is the only leniency.
   Report report;
   EXPECT_EQ(compare_runs(seq, "/ls9", 9, a, real, 1, &report), std::optional<size_t>(12));
   EXPECT_EQ(report.by_kind["events"], 1u);
+}
+
+TEST(FidelityCompare, ARunCutShortSaysWhyItStopped) {
+  // A run that did not complete says which way it stopped, in the report's mismatch and in a
+  // saved case's check: here its root could not be made (not a path), so nothing ran.
+  const Sequence seq = generate(9, 12, GenerateOptions{});
+  const RunResult a = run_on_sim(seq, "/ls9", 9);
+  ASSERT_TRUE(a.completed);
+  EXPECT_EQ(a.stopped, "");
+  const RunResult cut = run_on_sim(seq, "ls9", 9);
+  EXPECT_FALSE(cut.completed);
+  EXPECT_TRUE(cut.outcomes.empty());
+  EXPECT_NE(cut.stopped.find("the root ls9 could not be created"), std::string::npos)
+      << cut.stopped;
+  Report report;
+  EXPECT_EQ(compare_runs(seq, "/ls9", 9, a, cut, 1, &report), std::optional<size_t>(0));
+  ASSERT_EQ(report.shown.size(), 1u);
+  EXPECT_EQ(report.shown[0].sim, "completed");
+  EXPECT_EQ(report.shown[0].real, "stopped: " + cut.stopped);
+  Case c;
+  c.name = "cut";
+  c.operations = seq;
+  for (size_t i = 0; i < seq.size(); ++i) {
+    c.real.push_back(normalize(a.outcomes[i], "/ls9", timed(seq[i])));
+  }
+  const std::vector<std::string> found = check_case(c, cut, "/ls9");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0], "the run did not complete (0 of 12 operations): " + cut.stopped);
 }
 
 TEST(FidelitySequence, EveryGeneratedOperationParsesBackToItself) {

@@ -247,7 +247,11 @@ zk::Task<void> settle(State& st) {
 
 zk::Task<void> body(State* st, const Sequence* seq, RunResult* result) {
   auto root = co_await st->driver->session(0).create(st->root, "", zk::CreateMode::kPersistent);
-  if (!root.ok()) co_return;
+  if (!root.ok()) {
+    result->stopped =
+        "the root " + st->root + " could not be created (" + zk::error_name(root.error) + ")";
+    co_return;
+  }
   zk::Context& clock = st->driver->session(0).context();
   for (const Op& op : *seq) {
     const size_t seen = st->log->size();
@@ -276,7 +280,12 @@ RunResult run_sequence(Driver& driver, const Sequence& seq, const std::string& r
               "fidelity-session");
   }
   RunResult result;
-  if (!driver.run(body(&st, &seq, &result), kRunLimit)) result.completed = false;
+  if (!driver.run(body(&st, &seq, &result), kRunLimit)) {
+    result.completed = false;
+    result.stopped = "the run passed its limit of " + std::to_string(kRunLimit.ms() / 1000) +
+                     " s after " + std::to_string(result.outcomes.size()) + " of " +
+                     std::to_string(seq.size()) + " operations";
+  }
   return result;
 }
 

@@ -86,6 +86,10 @@ struct RawOutcome {
 struct RunResult {
   bool completed = false;            // false: the body did not finish within the limit
   std::vector<RawOutcome> outcomes;  // one per operation run (all of them when completed)
+  // Why it did not complete (empty when it did): its sessions never connected, the root could
+  // not be made, or the body ran past the limit, with how many operations had finished. Said in
+  // a report so that a run cut short tells which way it stopped.
+  std::string stopped;
 };
 
 // Runs `seq` under `root` (an absolute path that does not exist yet; created first as a
