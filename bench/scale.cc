@@ -13,8 +13,14 @@
 // wakes to list every node): the figures are then those of the grants made, and `complete`
 // says false. The per-grant figures stay comparable across sizes either way.
 //
+// --warmup-rounds W (below K) also measures the steady state: the CPU time and the grants
+// after the grant that completes W rounds' worth (W x N grants; the fair lock grants in turn, so
+// every client has then joined, connected and made its first rounds), so that the start-up does
+// not weigh on the per-grant figure: the figure issue "Scale" asks to stay flat with N.
+//
 // Usage (cli/cli.h's parser): lockstep_scale [--recipe R] [--clients N] [--rounds K]
-//   [--hold-us U] [--seed S] [--max-grants G] [--max-cpu-s S] [--json | --row | --header]
+//   [--hold-us U] [--seed S] [--max-grants G] [--max-cpu-s S] [--warmup-rounds W]
+//   [--json | --row | --header]
 //   lockstep_scale --render FILE [--svg OUT]   (the table, and the plot, of saved --json runs)
 // Exit status 0; 2 for a usage error or an unknown recipe.
 #include <sys/resource.h>
@@ -66,6 +72,10 @@ struct Totals {
   uint64_t releases = 0;
   uint64_t failures = 0;  // acquires or releases that failed (none expected without faults)
   uint32_t finished = 0;  // clients that did all their rounds
+  // The steady state (--warmup-rounds): at the grant numbered `warm_at` (0: not measured) the
+  // CPU time is taken, and the grants after it are counted.
+  uint64_t warm_at = 0;
+  double warm_cpu_s = -1;  // the CPU time at that grant; below 0 until it is made
 };
 
 // One client's K rounds on `recipe`.
@@ -81,7 +91,7 @@ zk::Task<void> rounds(lockstep::sim::Client* c, const RecipeInfo* recipe, uint32
       ++totals->failures;
       continue;
     }
-    ++totals->grants;
+    if (++totals->grants == totals->warm_at) totals->warm_cpu_s = cpu_seconds();
     if (hold.us > 0) (void)co_await c->context().sleep_for(hold);
     zk::Status released = co_await lock->release();
     if (released.ok()) {
@@ -108,6 +118,9 @@ struct Row {
   bool complete = true;
   double wall_s = 0, cpu_s = 0, peak_rss_mib = 0, requests_per_cpu_s = 0;
   double notifications_per_release = 0, cpu_us_per_grant = 0, virtual_s = 0;
+  // --warmup-rounds: 0 when not asked (the keys are then left out of the JSON).
+  uint64_t warmup_rounds = 0, steady_grants = 0;
+  double steady_cpu_s = 0, steady_cpu_us_per_grant = 0;
 };
 
 std::string table_row(const Row& r) {
@@ -126,23 +139,30 @@ double rounded(double v, int digits) {
 }
 
 nlohmann::json to_json(const Row& r) {
-  return {{"recipe", r.recipe},
-          {"clients", r.clients},
-          {"rounds", r.rounds},
-          {"complete", r.complete},
-          {"grants", r.grants},
-          {"releases", r.releases},
-          {"failures", r.failures},
-          {"wall_s", rounded(r.wall_s, 3)},
-          {"cpu_s", rounded(r.cpu_s, 3)},
-          {"peak_rss_mib", rounded(r.peak_rss_mib, 1)},
-          {"requests", r.requests},
-          {"requests_per_cpu_s", rounded(r.requests_per_cpu_s, 0)},
-          {"notifications", r.notifications},
-          {"notifications_per_release", rounded(r.notifications_per_release, 2)},
-          {"cpu_us_per_grant", rounded(r.cpu_us_per_grant, 1)},
-          {"virtual_s", rounded(r.virtual_s, 3)},
-          {"events", r.events}};
+  nlohmann::json j = {{"recipe", r.recipe},
+                      {"clients", r.clients},
+                      {"rounds", r.rounds},
+                      {"complete", r.complete},
+                      {"grants", r.grants},
+                      {"releases", r.releases},
+                      {"failures", r.failures},
+                      {"wall_s", rounded(r.wall_s, 3)},
+                      {"cpu_s", rounded(r.cpu_s, 3)},
+                      {"peak_rss_mib", rounded(r.peak_rss_mib, 1)},
+                      {"requests", r.requests},
+                      {"requests_per_cpu_s", rounded(r.requests_per_cpu_s, 0)},
+                      {"notifications", r.notifications},
+                      {"notifications_per_release", rounded(r.notifications_per_release, 2)},
+                      {"cpu_us_per_grant", rounded(r.cpu_us_per_grant, 1)},
+                      {"virtual_s", rounded(r.virtual_s, 3)},
+                      {"events", r.events}};
+  if (r.warmup_rounds > 0) {
+    j["warmup_rounds"] = r.warmup_rounds;
+    j["steady_grants"] = r.steady_grants;
+    j["steady_cpu_s"] = rounded(r.steady_cpu_s, 3);
+    j["steady_cpu_us_per_grant"] = rounded(r.steady_cpu_us_per_grant, 2);
+  }
+  return j;
 }
 
 // A --json line back as a Row; false (and *error) when it is not one.
@@ -168,6 +188,12 @@ bool from_json(const std::string& text, Row* r, std::string* error) {
       *field = j.at(key).get<double>();
     }
     r->complete = j.at("complete").get<bool>();
+    if (j.contains("warmup_rounds")) {  // only a run measured in steady state has them
+      r->warmup_rounds = j.at("warmup_rounds").get<uint64_t>();
+      r->steady_grants = j.at("steady_grants").get<uint64_t>();
+      r->steady_cpu_s = j.at("steady_cpu_s").get<double>();
+      r->steady_cpu_us_per_grant = j.at("steady_cpu_us_per_grant").get<double>();
+    }
   } catch (const nlohmann::json::exception& e) {
     *error = std::string("a key is missing or has the wrong type (") + e.what() + ")";
     return false;
@@ -283,7 +309,20 @@ int run_scale(const Command& self, const Args& args, const Io& io) {
   const auto seed = cli::parse_uint_flag(self, args, "seed", 1, 0, UINT64_MAX, io.err);
   const auto max_grants = cli::parse_uint_flag(self, args, "max-grants", 0, 0, UINT64_MAX, io.err);
   const auto max_cpu = cli::parse_uint_flag(self, args, "max-cpu-s", 0, 0, 86'400, io.err);
-  if (!clients || !k || !hold_us || !seed || !max_grants || !max_cpu) return cli::kExitUsage;
+  const auto warmup = cli::parse_uint_flag(self, args, "warmup-rounds", 0, 0, 1'000'000, io.err);
+  if (!clients || !k || !hold_us || !seed || !max_grants || !max_cpu || !warmup) {
+    return cli::kExitUsage;
+  }
+  if (*warmup >= *k) {
+    return cli::usage_error(self,
+                            "--warmup-rounds " + std::to_string(*warmup) +
+                                " leaves no round to "
+                                "measure of --rounds " +
+                                std::to_string(*k) +
+                                ": give fewer warm-up "
+                                "rounds than rounds (e.g. --rounds 30 --warmup-rounds 10)",
+                            io.err);
+  }
 
   const auto wall0 = std::chrono::steady_clock::now();
   const double cpu0 = cpu_seconds();
@@ -293,6 +332,7 @@ int run_scale(const Command& self, const Args& args, const Io& io) {
   o.audit = false;  // no hash, no decision list: as `lockstep check` runs its scenarios
   lockstep::sim::World world(o);
   Totals totals;
+  totals.warm_at = *warmup * *clients;
   for (uint64_t i = 0; i < *clients; ++i) {
     lockstep::sim::Client& c = world.add_client();
     c.spawn(rounds(&c, recipe, static_cast<uint32_t>(*k), zk::microseconds(*hold_us), &totals),
@@ -340,6 +380,16 @@ int run_scale(const Command& self, const Args& args, const Io& io) {
   row.cpu_us_per_grant = us_per_grant;
   row.virtual_s = static_cast<double>(world.now().us) / 1e6;
   row.events = world.events_executed();
+  if (*warmup > 0) {
+    row.warmup_rounds = *warmup;
+    if (totals.warm_cpu_s >= 0) {  // a run stopped before the warm-up ended measured none
+      row.steady_grants = totals.grants - totals.warm_at;
+      row.steady_cpu_s = cpu0 + cpu_s - totals.warm_cpu_s;
+      row.steady_cpu_us_per_grant =
+          row.steady_grants > 0 ? row.steady_cpu_s * 1e6 / static_cast<double>(row.steady_grants)
+                                : 0.0;
+    }
+  }
   std::string line;
   if (args.has("row")) {
     line = table_row(row);
@@ -355,6 +405,14 @@ int run_scale(const Command& self, const Args& args, const Io& io) {
                   complete ? "" : " (stopped early)", row.grants, wall_s, cpu_s,
                   row.peak_rss_mib, requests, per_cpu, per_release, us_per_grant);
     line = text;
+    if (row.warmup_rounds > 0) {
+      std::snprintf(text, sizeof text,
+                    "  steady state, after %" PRIu64 " warm-up rounds: %" PRIu64
+                    " grants, CPU %.3f s, %.2f CPU-us per grant\n",
+                    row.warmup_rounds, row.steady_grants, row.steady_cpu_s,
+                    row.steady_cpu_us_per_grant);
+      line += text;
+    }
   }
   io.out << line;
   if (totals.failures > 0) {
@@ -375,6 +433,9 @@ const Command kScale = {
               {"seed", "S", "the World's seed (default 1)"},
               {"max-grants", "G", "stop after G grants (0: no limit)"},
               {"max-cpu-s", "S", "stop after S CPU-seconds (0: no limit)"},
+              {"warmup-rounds", "W",
+               "also measure the steady state: CPU per grant after the first W rounds' grants "
+               "(W x N; W below K; 0: not measured)"},
               {"json", "", "print one JSON object"},
               {"row", "", "print one row of ./lockstep bench's table"},
               {"header", "", "print that table's header and exit"},
@@ -384,11 +445,13 @@ const Command kScale = {
                "with --render: also write the plot (CPU s, peak RSS, CPU per grant against "
                "clients, log-log) to OUT"}},
     .run = run_scale,
-    .details = "output: one line (or one JSON object with keys recipe, clients, rounds, complete,\n"
-               "grants, releases, failures, wall_s, cpu_s, peak_rss_mib, requests,\n"
-               "requests_per_cpu_s, notifications, notifications_per_release, cpu_us_per_grant,\n"
-               "virtual_s, events)\n"
-               "exit: 0, or 2 for a usage error\n",
+    .details =
+        "output: one line (or one JSON object with keys recipe, clients, rounds, complete,\n"
+        "grants, releases, failures, wall_s, cpu_s, peak_rss_mib, requests,\n"
+        "requests_per_cpu_s, notifications, notifications_per_release, cpu_us_per_grant,\n"
+        "virtual_s, events; with --warmup-rounds also warmup_rounds, steady_grants,\n"
+        "steady_cpu_s, steady_cpu_us_per_grant)\n"
+        "exit: 0, or 2 for a usage error\n",
 };
 
 }  // namespace

@@ -62,6 +62,41 @@ TEST(Scale, RenderPrintsTheTableOfSavedRunsAndPlotsThem) {
   EXPECT_EQ(count(plot, "fill=\"white\" stroke="), 3u);  // the stopped run, once per panel
 }
 
+// The number after `"key":` in a --json line (0 when it is not there).
+double field(const std::string& json, const std::string& key) {
+  const std::string at = "\"" + key + "\":";
+  const size_t i = json.find(at);
+  return i == std::string::npos ? 0.0 : std::stod(json.substr(i + at.size()));
+}
+
+TEST(Scale, WarmupRoundsMeasureTheGrantsAfterThemAlone) {
+  // 20 clients x 5 rounds with 2 warm-up rounds: the steady state is the last 60 of the 100
+  // grants, and its CPU time is part of the whole run's. Without the flag the keys are absent.
+  const Outcome warm = run("--recipe fair-mutex --clients 20 --rounds 5 --warmup-rounds 2 --json");
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  EXPECT_EQ(field(warm.output, "grants"), 100) << warm.output;
+  EXPECT_EQ(field(warm.output, "warmup_rounds"), 2) << warm.output;
+  EXPECT_EQ(field(warm.output, "steady_grants"), 60) << warm.output;
+  EXPECT_LE(field(warm.output, "steady_cpu_s"), field(warm.output, "cpu_s")) << warm.output;
+  EXPECT_NE(warm.output.find("\"steady_cpu_us_per_grant\":"), std::string::npos) << warm.output;
+  const Outcome plain = run("--recipe fair-mutex --clients 20 --rounds 5 --json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(plain.output.find("steady"), std::string::npos) << plain.output;
+  // The text form says it too, and a saved line with the keys renders like any other.
+  const Outcome text = run("--recipe fair-mutex --clients 20 --rounds 5 --warmup-rounds 2");
+  EXPECT_NE(text.output.find("steady state, after 2 warm-up rounds: 60 grants"), std::string::npos)
+      << text.output;
+  const std::string rows = ::testing::TempDir() + "scale-warm.jsonl";
+  std::ofstream(rows) << warm.output;
+  const Outcome table = run("--render " + rows);
+  EXPECT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("fair-mutex"), std::string::npos) << table.output;
+  // No round left to measure is a usage error.
+  const Outcome none = run("--clients 20 --rounds 3 --warmup-rounds 3");
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_NE(none.output.find("leaves no round to measure"), std::string::npos) << none.output;
+}
+
 TEST(Scale, BadInputIsAUsageError) {
   const std::string bad = ::testing::TempDir() + "scale-bad.jsonl";
   std::ofstream(bad) << "{\"clients\": 3}\n";
