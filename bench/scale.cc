@@ -314,14 +314,11 @@ int run_scale(const Command& self, const Args& args, const Io& io) {
     return cli::kExitUsage;
   }
   if (*warmup >= *k) {
-    return cli::usage_error(self,
-                            "--warmup-rounds " + std::to_string(*warmup) +
-                                " leaves no round to "
-                                "measure of --rounds " +
-                                std::to_string(*k) +
-                                ": give fewer warm-up "
-                                "rounds than rounds (e.g. --rounds 30 --warmup-rounds 10)",
-                            io.err);
+    const std::string why = "--warmup-rounds " + std::to_string(*warmup) +
+                            " leaves no round to measure of --rounds " + std::to_string(*k) +
+                            ": give fewer warm-up rounds than rounds (e.g. --rounds 30 "
+                            "--warmup-rounds 10)";
+    return cli::usage_error(self, why, io.err);
   }
 
   const auto wall0 = std::chrono::steady_clock::now();
