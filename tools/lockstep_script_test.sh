@@ -2,7 +2,8 @@
 # Tests of the ./lockstep script's own functions, run by sourcing it (it then runs nothing):
 #  - which package sets each command installs: `check` the base set alone (no ZooKeeper
 #    server, no Java, no Chromium), the server set with the commands that start a server, the
-#    browser set with `test` only; the server set is what real/server.h tells users to install;
+#    browser set with `test` only, the profiler set (valgrind) with `test` and `bench`; the
+#    server set is what real/server.h tells users to install;
 #  - LOCKSTEP_JUNIT: run_ctest on a tiny ctest project (one passing test, one failing) writes a
 #    JUnit report with those counts, and counts them in the totals; an unusable directory is a
 #    clear error, exit 2;
@@ -13,7 +14,10 @@
 #    each compiler trains its own profile;
 #  - the compilers: build/ is Clang 16's and the sanitizer build GCC's by default, their Debian
 #    packages come with the base set, and a directory configured with another compiler is
-#    configured afresh (CMake cannot switch in place).
+#    configured afresh (CMake cannot switch in place);
+#  - `./lockstep bench`'s summaries, from a stand-in lockstep_scale's JSON: the steady-state cost
+#    per grant by size, its ratio and whether it is flat, the work per grant, and whether the
+#    10,000- and 100,000-client runs met their targets.
 # Usage: lockstep_script_test.sh PATH/TO/lockstep   (ctest runs it; label unit)
 set -euo pipefail
 
@@ -41,8 +45,8 @@ expect_eq "check" "base" "$(sets check)"
 expect_eq "check --json" "base" "$(sets check --json --seeds 5)"
 expect_eq "check --real" "base server" "$(sets check --real --json)"
 expect_eq "check --ensemble" "base server" "$(sets check --recipe fair-mutex --ensemble)"
-expect_eq "test" "base server browser" "$(sets test)"
-expect_eq "bench" "base server" "$(sets bench)"
+expect_eq "test" "base server browser profiler" "$(sets test)"
+expect_eq "bench" "base server profiler" "$(sets bench)"
 expect_eq "conformance" "base server" "$(sets conformance --sequences 3)"
 expect_eq "conformance --cases --sim-only" "base" "$(sets conformance --cases --sim-only)"
 expect_eq "explore" "base" "$(sets explore --recipe fair-mutex)"
@@ -51,11 +55,11 @@ expect_eq "no command" "base" "$(sets)"
 
 # What `./lockstep check` installs holds no server, no Java and no browser.
 check_wants=" $(wanted_packages check | tr '\n' ' ') "
-for heavy in zookeeper libzookeeper-java default-jre default-jre-headless chromium; do
+for heavy in zookeeper libzookeeper-java default-jre default-jre-headless chromium valgrind; do
   [[ $check_wants != *" $heavy "* ]] || fail "./lockstep check would install $heavy:$check_wants"
 done
 test_wants=" $(wanted_packages test | tr '\n' ' ') "
-for needed in cmake g++ clang-16 libclang-rt-16-dev llvm-16 libzookeeper-mt-dev libzookeeper-java chromium; do
+for needed in cmake g++ clang-16 libclang-rt-16-dev llvm-16 libzookeeper-mt-dev libzookeeper-java chromium valgrind; do
   [[ $test_wants == *" $needed "* ]] || fail "./lockstep test would not install $needed:$test_wants"
 done
 for needed in clang-16 libclang-rt-16-dev llvm-16; do  # build/'s compiler, its profile's tools
@@ -314,6 +318,64 @@ status=0
 message=$(LOCKSTEP_JUNIT="$SCRATCH/a-file/reports" junit_dir 2>&1) || status=$?
 expect_eq "exit status for an unusable LOCKSTEP_JUNIT" 2 "$status"
 [[ $message == *"cannot create or write"* ]] || fail "unclear message for a bad LOCKSTEP_JUNIT: $message"
+
+# ---- ./lockstep bench's summaries, read from lockstep_scale's JSON ----
+# A stand-in lockstep_scale that answers each size with a made-up run: the fair lock costs 5 us
+# per grant at 100 clients, 6 at 1,000 and 6 at 10,000 (flat within 1.25x), or, with STEEP set,
+# 12 at 10,000 (not flat); the naive lock 100 and 1,000.
+BENCH_BUILD="$SCRATCH/bench-build"
+mkdir -p "$BENCH_BUILD/bench"
+cat >"$BENCH_BUILD/bench/lockstep_scale" <<'STUB'
+#!/usr/bin/env bash
+recipe="" clients=""
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --recipe) recipe=$2; shift ;;
+    --clients) clients=$2; shift ;;
+  esac
+  shift
+done
+case $recipe:$clients in
+  fair-mutex:100) cost=5 events=1810 ;;
+  fair-mutex:1000) cost=6 events=1815 ;;
+  fair-mutex:10000) cost=${STEEP:+12}; cost=${cost:-6} events=1830 ;;
+  naive-mutex:100) cost=100 events=52800 ;;
+  naive-mutex:1000) cost=1000 events=429900 ;;
+esac
+printf '{"clients":%d,"events":%d,"grants":100,"recipe":"%s","requests":501,"steady_cpu_us_per_grant":%s}\n' \
+  "$clients" "$events" "$recipe" "$cost"
+STUB
+chmod +x "$BENCH_BUILD/bench/lockstep_scale"
+expect_eq "json_field" "12.5" "$(json_field cpu_s '{"clients":10,"cpu_s":12.5,"wall_s":13}')"
+expect_eq "json_field, last key" "true" "$(json_field complete '{"a":1,"complete":true}')"
+expect_eq "json_field, a key that is the tail of another" "2" "$(json_field s '{"cpu_s":1,"s":2}')"
+steady=$(BUILD=$BENCH_BUILD steady_state)
+expect_eq "steady state, flat" \
+  "fair-mutex   steady state, CPU-us per grant: 100 clients 5.00, 1000 clients 6.00, 10000 clients 6.00: 1.20x (target: flat, within 1.25x): met" \
+  "$(sed -n 1p <<<"$steady")"
+expect_eq "steady state, work per grant" \
+  "fair-mutex   work per grant: 100 clients 18.1 events, 5.01 requests; 1000 clients 18.1 events, 5.01 requests; 10000 clients 18.3 events, 5.01 requests" \
+  "$(sed -n 2p <<<"$steady")"
+expect_eq "steady state, the naive lock" \
+  "naive-mutex  steady state, CPU-us per grant: 100 clients 100.00, 1000 clients 1000.00: 10.00x" \
+  "$(sed -n 3p <<<"$steady")"
+steady=$(STEEP=1 BUILD=$BENCH_BUILD steady_state)
+[[ $(sed -n 1p <<<"$steady") == *"10000 clients 12.00: 2.40x (target: flat, within 1.25x): not flat" ]] ||
+  fail "a cost per grant 2.4x higher at 10,000 clients is not called 'not flat': $steady"
+cat >"$BENCH_BUILD/bench/scale.jsonl" <<'ROWS'
+{"clients":10000,"complete":true,"cpu_s":0.7,"peak_rss_mib":85.6,"recipe":"fair-mutex"}
+{"clients":10000,"complete":false,"cpu_s":120,"peak_rss_mib":84.1,"recipe":"naive-mutex"}
+{"clients":100000,"complete":true,"cpu_s":10.3,"peak_rss_mib":799.3,"recipe":"fair-mutex"}
+ROWS
+targets=$(BUILD=$BENCH_BUILD scale_targets)
+expect_eq "scale targets" \
+  "fair mutex, 10,000 clients x 3 rounds: 0.70 CPU s, 85.6 MiB (target: under 10 s and 1 GiB): met
+fair mutex, 100,000 clients x 3 rounds: ran to the end, 799.3 MiB (target: to the end under 8 GiB): met" \
+  "$targets"
+sed -i 's/"clients":100000,"complete":true,"cpu_s":10.3,"peak_rss_mib":799.3/"clients":100000,"complete":false,"cpu_s":120,"peak_rss_mib":9000/' \
+  "$BENCH_BUILD/bench/scale.jsonl"
+[[ $(BUILD=$BENCH_BUILD scale_targets | sed -n 2p) == *"stopped early, 9000.0 MiB"*": short" ]] ||
+  fail "a 100,000-client run that stopped early is not called short: $(BUILD=$BENCH_BUILD scale_targets)"
 
 if [[ $FAILURES -ne 0 ]]; then
   printf '%d check(s) failed; run.log:\n' "$FAILURES" >&2
