@@ -151,7 +151,7 @@ run_one() {  # run_one FILE CLIENTS ROUNDS
 printf 'instructions and data-cache misses per grant, simulated by cachegrind (D1 %s, LL %s: size, ways, line): %s\n' \
   "$D1" "$LL" "$RECIPE"
 printf '%8s %22s %10s %14s %12s %26s\n' clients "rounds (warm-up + D)" grants instructions "D1 misses" "LL misses (reads + writes)"
-first="" last=""
+n0="" # the smallest size's figures, for the ratio line
 for n in $CLIENTS; do
   measured=$(((GRANTS + n - 1) / n))
   warm=$((measured > 3 ? measured : 3))
@@ -170,13 +170,10 @@ for n in $CLIENTS; do
   read -r ir d1 ll llr llw <<<"$line"
   printf '%8d %22s %10d %14.0f %12.2f %26s\n' "$n" "$warm + $measured" $((measured * n)) "$ir" "$d1" \
     "$(printf '%.2f (%.2f + %.2f)' "$ll" "$llr" "$llw")"
-  [[ -n $first ]] || first="$n $ir $d1 $ll"
-  last="$n $ir $d1 $ll"
+  [[ -n $n0 ]] || { n0=$n ir0=$ir d10=$d1 ll0=$ll; }
 done
-if [[ $first != "$last" ]]; then
-  read -r n0 ir0 d10 ll0 <<<"$first"
-  read -r n1 ir1 d11 ll1 <<<"$last"
-  awk -v n0="$n0" -v n1="$n1" -v i0="$ir0" -v i1="$ir1" -v a0="$d10" -v a1="$d11" -v l0="$ll0" -v l1="$ll1" 'BEGIN {
+if [[ $n != "$n0" ]]; then
+  awk -v n0="$n0" -v n1="$n" -v i0="$ir0" -v i1="$ir" -v a0="$d10" -v a1="$d1" -v l0="$ll0" -v l1="$ll" 'BEGIN {
     printf "%d clients over %d: instructions %.2fx, D1 misses %.2fx, LL misses ", n1, n0, i1 / i0, a1 / a0
     if (l0 > 0) printf "%.1fx\n", l1 / l0; else printf "%.2f more per grant\n", l1 - l0 }'
 fi

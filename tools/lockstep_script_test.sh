@@ -338,7 +338,7 @@ done
 case $recipe:$clients in
   fair-mutex:100) cost=5 events=1810 ;;
   fair-mutex:1000) cost=6 events=1815 ;;
-  fair-mutex:10000) cost=${STEEP:+12}; cost=${cost:-6} events=1830 ;;
+  fair-mutex:10000) cost=6 events=1830; [[ -z ${STEEP:-} ]] || cost=12 ;;
   naive-mutex:100) cost=100 events=52800 ;;
   naive-mutex:1000) cost=1000 events=429900 ;;
 esac
