@@ -8,12 +8,19 @@
 namespace lockstep::sim {
 namespace {
 
-// The pending events: a 4-ary min-heap on (at, seq) in a vector. A node's four children lie
-// side by side (160 bytes), and the heap has half the levels of a binary one: with tens of
-// thousands of timers pending (a 10,000-client run) each level below the first few is a cache
-// miss. (at, seq) is a strict total order (seq is unique), so events leave in exactly the
-// order a binary heap gave.
+// The pending events, in one vector, in one of two layouts (Scheduler::queue_sorted_):
+//   - up to kSortedMax of them (a run of a few clients has a dozen timers and messages in
+//     flight), sorted latest first: the earliest is the last element, a pop takes it off the
+//     end, and a push finds its place by binary search and moves the earlier ones along;
+//   - past that (a 10,000-client run has tens of thousands of timers pending), a 4-ary min-heap.
+//     A node's four children lie side by side (160 bytes), and the heap has half the levels of
+//     a binary one: each level below the first few is a cache miss.
+// The vector turns into a heap when a push finds it full (sorted earliest first, it is one),
+// and back into a sorted vector when a pop leaves kSortedMin. (at, seq) is a strict total
+// order (seq is unique), so events leave in the same order from either.
 constexpr size_t kArity = 4;
+constexpr size_t kSortedMax = 32;
+constexpr size_t kSortedMin = 8;
 
 bool before(const Event& x, const Event& y) {
   if (x.at.us != y.at.us) return x.at.us < y.at.us;
@@ -52,6 +59,13 @@ void heap_pop(std::vector<Event>& h) {
     i = best;
   }
   h[i] = last;
+}
+
+// Puts `e` into `v`, sorted latest first, after every later event and before every earlier one.
+void sorted_insert(std::vector<Event>& v, const Event& e) {
+  const auto at =
+      std::partition_point(v.begin(), v.end(), [&](const Event& x) { return before(e, x); });
+  v.insert(at, e);
 }
 
 // Task identities of the events that do not belong to a client (EventInfo::task).
@@ -104,8 +118,27 @@ uint64_t Scheduler::push(Event e) {
     ready_.push(e);
     return e.seq;
   }
-  heap_push(heap_, e);
+  queue_push(e);
   return e.seq;
+}
+
+void Scheduler::queue_push(const Event& e) {
+  if (queue_sorted_) {
+    if (heap_.size() < kSortedMax) return sorted_insert(heap_, e);
+    std::reverse(heap_.begin(), heap_.end());  // earliest first: a heap already
+    queue_sorted_ = false;
+  }
+  heap_push(heap_, e);
+}
+
+void Scheduler::queue_pop() {
+  if (queue_sorted_) return heap_.pop_back();
+  heap_pop(heap_);
+  if (heap_.size() <= kSortedMin) {
+    std::sort(heap_.begin(), heap_.end(),
+              [](const Event& x, const Event& y) { return before(y, x); });
+    queue_sorted_ = true;
+  }
 }
 
 uint32_t Scheduler::choose(ChoiceKind kind, uint32_t n) {
@@ -228,20 +261,22 @@ uint32_t Scheduler::choose_event() {
   return chosen;
 }
 
-// Is the heap's first event the only one due at its time? (The second earliest is one of the
-// first's children.)
+// Is the earliest pending event the only one due at its time? (Sorted, the second earliest is
+// next to it; in the heap, it is one of its children.)
 bool Scheduler::alone_at_front() const {
-  const size_t n = std::min(heap_.size(), kArity + 1);
-  for (size_t c = 1; c < n; ++c) {
+  const size_t n = heap_.size();
+  if (queue_sorted_) return n < 2 || heap_[n - 2].at != heap_[n - 1].at;
+  const size_t end = std::min(n, kArity + 1);
+  for (size_t c = 1; c < end; ++c) {
     if (heap_[c].at == heap_.front().at) return false;
   }
   return true;
 }
 
 void Scheduler::collect_due() {
-  while (!heap_.empty() && heap_.front().at == now_) {
-    ready_.push(heap_.front());
-    heap_pop(heap_);
+  while (!heap_.empty() && queue_front().at == now_) {
+    ready_.push(queue_front());
+    queue_pop();
   }
 }
 
@@ -275,6 +310,7 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
   if (running_) finish_running();
   if (observing_ && strategy_->stopped()) {
     heap_.clear();
+    queue_sorted_ = true;
     ready_.clear();
     has_lone_ = false;
     stopped_by_strategy_ = true;
@@ -291,11 +327,11 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
       continue;
     }
     if (ready_.empty()) {
-      if (heap_.empty() || heap_.front().at > limit) return false;
-      now_ = heap_.front().at;
+      if (heap_.empty() || queue_front().at > limit) return false;
+      now_ = queue_front().at;
       if (alone_at_front()) {
-        const Event e = heap_.front();
-        heap_pop(heap_);
+        const Event e = queue_front();
+        queue_pop();
         if (take_alone(filter, e, out)) return true;
         continue;
       }

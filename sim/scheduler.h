@@ -66,6 +66,10 @@ class Scheduler {
   uint64_t pending_digest() const;
 
  private:
+  // The pending events (heap_, queue_sorted_; see scheduler.cc): the earliest, taking it, adding.
+  const Event& queue_front() const { return queue_sorted_ ? heap_.back() : heap_.front(); }
+  void queue_pop();
+  void queue_push(const Event& e);
   bool alone_at_front() const;
   void collect_due();
   void filter_ready(EventFilter& filter);
@@ -90,7 +94,10 @@ class Scheduler {
   std::vector<uint32_t> conn_client_;  // connection id -> the client seen using it (0 unknown)
   Time now_{};
   uint64_t seq_ = 0;
-  std::vector<Event> heap_;   // 4-ary min-heap on (at, seq) (scheduler.cc)
+  // The events not yet due at now_: sorted latest first while there are few, else a 4-ary
+  // min-heap on (at, seq) (scheduler.cc).
+  std::vector<Event> heap_;
+  bool queue_sorted_ = true;  // heap_'s layout: sorted (true) or a heap
   ReadyQueue ready_;         // candidates due at now_, in insertion order
   // A candidate due at now_ queued when there was no other (a coroutine resumed by what just
   // ran, most often): kept out of ready_ until a second one comes, and then put in it first.
