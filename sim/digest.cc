@@ -94,7 +94,7 @@ uint64_t Scheduler::pending_digest() const {
     d.word(e.b);
     all.add(d);
   };
-  for (const Event& e : heap_) add(e);
+  for (const Event& e : pending_) add(e);
   ready_.for_each(add);
   if (has_lone_) add(lone_);
   return all.value();

@@ -124,18 +124,18 @@ uint64_t Scheduler::push(Event e) {
 
 void Scheduler::queue_push(const Event& e) {
   if (queue_sorted_) {
-    if (heap_.size() < kSortedMax) return sorted_insert(heap_, e);
-    std::reverse(heap_.begin(), heap_.end());  // earliest first: a heap already
+    if (pending_.size() < kSortedMax) return sorted_insert(pending_, e);
+    std::reverse(pending_.begin(), pending_.end());  // earliest first: a heap already
     queue_sorted_ = false;
   }
-  heap_push(heap_, e);
+  heap_push(pending_, e);
 }
 
 void Scheduler::queue_pop() {
-  if (queue_sorted_) return heap_.pop_back();
-  heap_pop(heap_);
-  if (heap_.size() <= kSortedMin) {
-    std::sort(heap_.begin(), heap_.end(),
+  if (queue_sorted_) return pending_.pop_back();
+  heap_pop(pending_);
+  if (pending_.size() <= kSortedMin) {
+    std::sort(pending_.begin(), pending_.end(),
               [](const Event& x, const Event& y) { return before(y, x); });
     queue_sorted_ = true;
   }
@@ -264,17 +264,17 @@ uint32_t Scheduler::choose_event() {
 // Is the earliest pending event the only one due at its time? (Sorted, the second earliest is
 // next to it; in the heap, it is one of its children.)
 bool Scheduler::alone_at_front() const {
-  const size_t n = heap_.size();
-  if (queue_sorted_) return n < 2 || heap_[n - 2].at != heap_[n - 1].at;
+  const size_t n = pending_.size();
+  if (queue_sorted_) return n < 2 || pending_[n - 2].at != pending_[n - 1].at;
   const size_t end = std::min(n, kArity + 1);
   for (size_t c = 1; c < end; ++c) {
-    if (heap_[c].at == heap_.front().at) return false;
+    if (pending_[c].at == pending_.front().at) return false;
   }
   return true;
 }
 
 void Scheduler::collect_due() {
-  while (!heap_.empty() && queue_front().at == now_) {
+  while (!pending_.empty() && queue_front().at == now_) {
     ready_.push(queue_front());
     queue_pop();
   }
@@ -309,7 +309,7 @@ bool Scheduler::take_alone(EventFilter& filter, const Event& e, Event* out) {
 bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
   if (running_) finish_running();
   if (observing_ && strategy_->stopped()) {
-    heap_.clear();
+    pending_.clear();
     queue_sorted_ = true;
     ready_.clear();
     has_lone_ = false;
@@ -327,7 +327,7 @@ bool Scheduler::next(EventFilter& filter, Time limit, Event* out) {
       continue;
     }
     if (ready_.empty()) {
-      if (heap_.empty() || queue_front().at > limit) return false;
+      if (pending_.empty() || queue_front().at > limit) return false;
       now_ = queue_front().at;
       if (alone_at_front()) {
         const Event e = queue_front();

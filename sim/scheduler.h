@@ -48,7 +48,7 @@ class Scheduler {
   bool next(EventFilter& filter, Time limit, Event* out);
   // Moves the clock to t when nothing is due before it. REQUIRES: t >= now().
   void advance_to(Time t);
-  bool idle() const { return heap_.empty() && ready_.empty() && !has_lone_; }
+  bool idle() const { return pending_.empty() && ready_.empty() && !has_lone_; }
   // The strategy ended the run early and every pending event was dropped (expiries included):
   // from then on the world is frozen, not a run whose timing invariants can be checked.
   bool stopped_by_strategy() const { return stopped_by_strategy_; }
@@ -66,8 +66,9 @@ class Scheduler {
   uint64_t pending_digest() const;
 
  private:
-  // The pending events (heap_, queue_sorted_; see scheduler.cc): the earliest, taking it, adding.
-  const Event& queue_front() const { return queue_sorted_ ? heap_.back() : heap_.front(); }
+  // The pending events (pending_, queue_sorted_; see scheduler.cc): the earliest, taking it,
+  // adding.
+  const Event& queue_front() const { return queue_sorted_ ? pending_.back() : pending_.front(); }
   void queue_pop();
   void queue_push(const Event& e);
   bool alone_at_front() const;
@@ -96,12 +97,12 @@ class Scheduler {
   uint64_t seq_ = 0;
   // The events not yet due at now_: sorted latest first while there are few, else a 4-ary
   // min-heap on (at, seq) (scheduler.cc).
-  std::vector<Event> heap_;
-  bool queue_sorted_ = true;  // heap_'s layout: sorted (true) or a heap
+  std::vector<Event> pending_;
+  bool queue_sorted_ = true;  // pending_'s layout: sorted (true) or a heap
   ReadyQueue ready_;         // candidates due at now_, in insertion order
   // A candidate due at now_ queued when there was no other (a coroutine resumed by what just
   // ran, most often): kept out of ready_ until a second one comes, and then put in it first.
-  // When set, ready_ is empty and nothing in heap_ is due at now_.
+  // When set, ready_ is empty and nothing in pending_ is due at now_.
   Event lone_;
   bool has_lone_ = false;
   std::vector<uint32_t> changes_;  // scratch for EventFilter::take_changes
